@@ -1,0 +1,91 @@
+"""A chat with its per-message token counts and prefix sums: what strategies trim over.
+
+Built once per chat by :meth:`TokenCounter.counted` and cached by the counter, so re-trimming
+after a parameter change costs no tokenization and O(rounds) or less (the window_drop seed's
+``trim_with_counts``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from ctxlab.model import Message
+from ctxlab.rounds import Round, round_starts
+
+__all__ = ["CountedChat"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CountedChat:
+    """``messages`` with ``counts[i]`` tokens each and the reply priming of the counter.
+
+    ``prefix[i]`` is the sum of ``counts[:i]``; every token total a strategy compares with a
+    budget is :meth:`tokens` of the messages it would send, reply priming included, which equals
+    ``counter.count_messages`` of those messages.
+    """
+
+    messages: tuple[Message, ...]
+    counts: tuple[int, ...]
+    reply_priming: int
+    prefix: tuple[int, ...] = field(init=False)
+    starts: tuple[int, ...] = field(init=False)
+    # Built on first use: how many instruction (system/developer) messages, and their tokens,
+    # precede each position.
+    _instruction_prefix: tuple[tuple[int, ...], tuple[int, ...]] | None = field(
+        init=False, default=None, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        if len(self.counts) != len(self.messages):
+            raise ValueError("counts and messages differ in length")
+        object.__setattr__(self, "prefix", (0, *accumulate(self.counts)))
+        object.__setattr__(self, "starts", tuple(round_starts(self.messages)))
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    @property
+    def total(self) -> int:
+        """Tokens of the whole chat as one request (reply priming included)."""
+        return self.tokens(0, len(self.messages))
+
+    def tokens(self, start: int = 0, stop: int | None = None) -> int:
+        """Tokens of ``messages[start:stop]`` sent as one request (reply priming included)."""
+        stop = len(self.messages) if stop is None else stop
+        return self.prefix[stop] - self.prefix[start] + self.reply_priming
+
+    def tokens_of(self, indices: Sequence[int]) -> int:
+        """Tokens of the messages at ``indices`` sent as one request."""
+        counts = self.counts
+        return sum(counts[i] for i in indices) + self.reply_priming
+
+    def instruction_prefix(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(count, tokens)``: prefix sums over system/developer messages only."""
+        cached = self._instruction_prefix
+        if cached is None:
+            flags = [1 if m.role.is_instruction else 0 for m in self.messages]
+            count = (0, *accumulate(flags))
+            tokens = (0, *accumulate(c * f for c, f in zip(self.counts, flags, strict=True)))
+            cached = (count, tokens)
+            object.__setattr__(self, "_instruction_prefix", cached)
+        return cached
+
+    def rounds(self) -> list[Round]:
+        starts = self.starts
+        stops = (*starts[1:], len(self.messages))
+        preamble = bool(self.messages) and self.messages[0].role.value != "user"
+        return [
+            Round(k, a, b, is_preamble=(k == 0 and preamble))
+            for k, (a, b) in enumerate(zip(starts, stops, strict=True))
+        ]
+
+    def round_containing(self, index: int) -> int:
+        """Index of the round that holds message ``index``."""
+        return bisect_right(self.starts, index) - 1
+
+    def rounds_in_prefix(self, stop: int) -> int:
+        """How many rounds begin before message ``stop``."""
+        return bisect_right(self.starts, stop - 1) if stop > 0 else 0

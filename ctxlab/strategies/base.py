@@ -1,0 +1,199 @@
+"""The contract every strategy keeps: parameters as a frozen dataclass, ``apply`` -> TrimResult.
+
+A strategy never mutates its input. ``TrimResult.decisions`` has an entry for every input message;
+``messages`` is exactly what would be sent. Parameters are dataclass fields declared with
+:func:`param`, whose metadata (label, range, step, unit, help) is all the UI and CLI need to
+build widgets and flags: no strategy is special-cased outside its own module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import ParameterError
+from ctxlab.model import Message
+
+if TYPE_CHECKING:
+    from ctxlab.summarizers import Summarizer, SummaryRequest
+    from ctxlab.tokens import TokenCounter
+
+__all__ = [
+    "Decision",
+    "ParamSpec",
+    "Projection",
+    "Strategy",
+    "TrimResult",
+    "check_params",
+    "param",
+    "suffix_decisions",
+]
+
+
+class Decision(StrEnum):
+    """What a strategy did with one input message."""
+
+    KEPT = "kept"
+    DROPPED = "dropped"
+    SUMMARIZED = "summarized"
+    CLEARED = "cleared"
+    PINNED = "pinned"  # kept because of its role (e.g. a system prompt), whatever the budget
+
+    @property
+    def is_sent(self) -> bool:
+        """The message (or a cleared stand-in of it) is in the context sent."""
+        return self in (Decision.KEPT, Decision.PINNED, Decision.CLEARED)
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """UI/CLI metadata of one strategy parameter."""
+
+    label: str
+    help: str
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    # What the number measures, so the UI can scale its range to the chat:
+    # "tokens", "messages", "rounds", "tool_results", or None.
+    unit: str | None = None
+    multiline: bool = False
+
+
+def param(
+    default: Any,
+    *,
+    label: str,
+    help: str,
+    min: float | None = None,
+    max: float | None = None,
+    step: float | None = None,
+    unit: str | None = None,
+    multiline: bool = False,
+) -> Any:
+    """A dataclass field carrying its :class:`ParamSpec` (``metadata["ctxlab"]``)."""
+    spec = ParamSpec(label, help, min, max, step, unit, multiline)
+    if isinstance(default, list | dict | set):
+        raise TypeError("parameters are immutable: use a tuple or frozenset default")
+    return field(default=default, metadata={"ctxlab": spec})
+
+
+def check_params(obj: Any) -> None:
+    """Raise :class:`ParameterError` for a field outside its declared range or of a wrong type."""
+    for f in dataclasses.fields(obj):
+        spec = f.metadata.get("ctxlab")
+        value = getattr(obj, f.name)
+        if spec is None or value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            if spec.min is not None and value < spec.min:
+                raise ParameterError(
+                    f"{spec.label} ({f.name}) must be >= {spec.min:g}, got {value}"
+                )
+            if spec.max is not None and value > spec.max:
+                raise ParameterError(
+                    f"{spec.label} ({f.name}) must be <= {spec.max:g}, got {value}"
+                )
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """How much of ``chat.messages[:stop]`` a strategy would send: replay's fast path."""
+
+    messages_sent: int
+    tokens_sent: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrimResult:
+    """The outcome of one strategy call.
+
+    Attributes:
+        messages: the context to send, in order.
+        decisions: a :class:`Decision` for the id of every input message.
+        inserted: messages the strategy created (a summary, a compaction marker, a cleared
+            stand-in); they appear in ``messages`` too.
+        tokens_before / tokens_after: ``count_messages`` of the input and of ``messages``.
+        replace: False for a projection (recomputed from the full history every call); True when
+            ``messages`` replaces the history from now on (compaction).
+        summary_request: the exact request sent to the summarizer, or None.
+        warnings: plain sentences a user should read (e.g. "kept round is over budget").
+        strategy: the registry name of the strategy that produced it.
+    """
+
+    messages: tuple[Message, ...]
+    decisions: Mapping[str, Decision]
+    tokens_before: int
+    tokens_after: int
+    inserted: tuple[Message, ...] = ()
+    replace: bool = False
+    summary_request: SummaryRequest | None = None
+    warnings: tuple[str, ...] = ()
+    strategy: str = ""
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    def decision_counts(self) -> dict[Decision, int]:
+        """How many input messages got each decision (every decision present, maybe 0)."""
+        out = dict.fromkeys(Decision, 0)
+        for decision in self.decisions.values():
+            out[decision] += 1
+        return out
+
+
+def suffix_decisions(
+    messages: Sequence[Message], cut: int, *, before: Decision = Decision.DROPPED
+) -> dict[str, Decision]:
+    """``before`` for ``messages[:cut]``, KEPT for the rest; built in C-speed bulk operations."""
+    decisions = dict.fromkeys((m.id for m in messages[:cut]), before)
+    decisions.update(dict.fromkeys((m.id for m in messages[cut:]), Decision.KEPT))
+    return decisions
+
+
+class Strategy:
+    """Base class of strategies. Subclasses are frozen dataclasses registered by name.
+
+    Class attributes:
+        name: kebab-case registry name used by the CLI, the URL and the UI.
+        title: human name; ``summary``: one sentence for pickers; ``explanation``: a paragraph
+            for the Learn page and help text.
+        uses_summarizer: the strategy calls a summarizer (the UI shows the backend controls).
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    summary: ClassVar[str]
+    explanation: ClassVar[str] = ""
+    uses_summarizer: ClassVar[bool] = False
+
+    def apply(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        summarizer: Summarizer | None = None,
+    ) -> TrimResult:
+        raise NotImplementedError
+
+    def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
+        """Messages and tokens sent for ``chat.messages[:stop]``.
+
+        The default applies the strategy to the prefix; projections override it with an
+        O(log n) answer from the prefix sums, so a replay over every turn stays linear.
+        """
+        result = self.apply(chat.messages[:stop], counter)
+        return Projection(len(result.messages), result.tokens_after)
+
+    @classmethod
+    def suggested(cls, chat: CountedChat) -> Self:
+        """Parameters that make the strategy visibly act on ``chat`` (the UI's first view)."""
+        return cls()
+
+    def params(self) -> dict[str, Any]:
+        """The parameter values, by field name (nested dataclasses as dicts)."""
+        return dataclasses.asdict(self)  # type: ignore[call-overload, no-any-return]

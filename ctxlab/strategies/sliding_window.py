@@ -1,0 +1,121 @@
+"""SlidingWindow: keep the last N non-system messages once a trigger count is reached.
+
+The sliding_window_summarizer seed: no token counting and no API call.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Self
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import ParameterError
+from ctxlab.model import Message
+from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult, check_params, param
+from ctxlab.strategies.registry import register
+
+if TYPE_CHECKING:
+    from ctxlab.summarizers import Summarizer
+    from ctxlab.tokens import TokenCounter
+
+__all__ = ["SlidingWindow"]
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class SlidingWindow(Strategy):
+    """Keeps only the last ``window`` non-system messages once their count reaches the trigger.
+
+    The trigger is ``trigger_at`` when it is greater than ``window``; otherwise (unset, or a
+    value <= window) it is silently clamped to ``window + 1``, as in the seed. System messages
+    (and developer messages, their successor role) are always kept. It knows nothing of tool
+    pairs: the window can start on a tool result whose call it dropped, which the validator
+    flags; that is the behaviour being reproduced.
+    """
+
+    name: ClassVar[str] = "sliding-window"
+    title: ClassVar[str] = "Sliding window (last N messages)"
+    summary: ClassVar[str] = "Keep the last N non-system messages once a message count is reached."
+    explanation: ClassVar[str] = (
+        "The simplest policy: once the chat has more than a set number of messages, only the "
+        "most recent N are sent, plus the system prompt. It costs nothing and needs no tokenizer, "
+        "but it counts messages, not tokens, and it can cut between a tool call and its result."
+    )
+    order: ClassVar[int] = 10
+
+    window: int = param(
+        20,
+        label="Window (messages)",
+        help="How many of the most recent non-system messages are kept.",
+        min=0,
+        step=1,
+        unit="messages",
+    )
+    trigger_at: int | None = param(
+        None,
+        label="Trigger at (messages)",
+        help="Non-system message count that starts trimming; values <= window mean window + 1.",
+        min=0,
+        step=1,
+        unit="messages",
+    )
+
+    def __post_init__(self) -> None:
+        check_params(self)
+        if isinstance(self.window, bool) or not isinstance(self.window, int):
+            raise ParameterError(f"window must be a whole number, got {self.window!r}")
+
+    @property
+    def trigger(self) -> int:
+        """The effective trigger after the seed's clamp."""
+        if self.trigger_at is not None and self.trigger_at > self.window:
+            return self.trigger_at
+        return self.window + 1
+
+    def apply(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        summarizer: Summarizer | None = None,
+    ) -> TrimResult:
+        chat = counter.counted(messages)
+        non_system = [i for i, m in enumerate(chat.messages) if not m.role.is_instruction]
+        dropped: set[int] = set()
+        if len(non_system) >= self.trigger:
+            dropped = set(non_system[: len(non_system) - self.window])
+        decisions: dict[str, Decision] = {}
+        kept: list[int] = []
+        for i, m in enumerate(chat.messages):
+            if m.role.is_instruction:
+                decisions[m.id] = Decision.PINNED
+                kept.append(i)
+            elif i in dropped:
+                decisions[m.id] = Decision.DROPPED
+            else:
+                decisions[m.id] = Decision.KEPT
+                kept.append(i)
+        return TrimResult(
+            messages=tuple(chat.messages[i] for i in kept),
+            decisions=decisions,
+            tokens_before=chat.total,
+            tokens_after=chat.tokens_of(kept),
+            strategy=self.name,
+        )
+
+    def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
+        count, tokens = chat.instruction_prefix()
+        non_system = stop - count[stop]
+        if non_system < self.trigger:
+            return Projection(stop, chat.tokens(0, stop))
+        # j: first position with exactly `window` non-system messages in [j, stop)
+        target = non_system - self.window
+        j = bisect_left(range(stop + 1), target, key=lambda i: i - count[i])
+        sent = chat.prefix[stop] - chat.prefix[j] + tokens[j] + chat.reply_priming
+        return Projection(count[j] + (stop - j), sent)
+
+    @classmethod
+    def suggested(cls, chat: CountedChat) -> Self:
+        non_system = len(chat) - chat.instruction_prefix()[0][len(chat)]
+        return cls(window=max(min(20, non_system // 2), 1))

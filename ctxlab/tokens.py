@@ -1,0 +1,341 @@
+"""Token counting with OpenAI's published chat accounting, cached per message.
+
+Every message costs ``tokens_per_message`` plus the tokens of each string field OpenAI sends
+(role, content, name, tool_call_id), ``tokens_per_name`` more when it has a name, and the tokens
+of each tool call (name and arguments plus a small per-call overhead, an estimate: OpenAI does
+not publish it). A request adds ``reply_priming`` (``<|start|>assistant<|message|>``). These are
+the rules of OpenAI's cookbook "How to count tokens with tiktoken", and the counts equal its
+figures for its example messages and tool definitions.
+
+Counts are cached per message (keyed by id + content, see :class:`Message`) and per text, and a
+whole chat's :class:`CountedChat` is cached by identity, so a second count of the same chat does
+no tokenization at all.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import tiktoken
+
+from ctxlab.counted import CountedChat
+from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
+from ctxlab.errors import UnknownNameError
+from ctxlab.model import Message
+
+__all__ = [
+    "COUNTER_NAMES",
+    "ApproxCounter",
+    "ChatAccounting",
+    "TiktokenCounter",
+    "TokenCounter",
+    "get_counter",
+]
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatAccounting:
+    """The chat-format overheads of one model family (OpenAI cookbook constants)."""
+
+    tokens_per_message: int = 3
+    tokens_per_name: int = 1
+    reply_priming: int = 3
+    tokens_per_tool_call: int = 3  # estimate; see the module docstring
+    # num_tokens_for_tools constants
+    func_init: int = 7
+    prop_init: int = 3
+    prop_key: int = 3
+    enum_init: int = -3
+    enum_item: int = 3
+    func_end: int = 12
+
+
+ACCOUNTING_O200K = ChatAccounting()
+ACCOUNTING_CL100K = ChatAccounting(func_init=10)
+# gpt-3.5-turbo-0301: <|start|>{role/name}\n{content}<|end|>\n, and a name replaces the role.
+ACCOUNTING_0301 = ChatAccounting(tokens_per_message=4, tokens_per_name=-1, func_init=10)
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """What strategies, replay and the app count with."""
+
+    name: str
+    label: str
+    is_exact: bool
+    accounting: ChatAccounting
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_message(self, message: Message) -> int: ...
+
+    def count_messages(self, messages: Sequence[Message]) -> int: ...
+
+    def counts(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> list[int]: ...
+
+    def counted(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> CountedChat: ...
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int: ...
+
+
+class _CachingCounter:
+    """Shared accounting and caching; subclasses only say how to count a batch of texts."""
+
+    name: str
+    label: str
+    is_exact: bool
+
+    # How many whole chats keep their CountedChat: the app shows a handful of chats at a time.
+    _CHAT_CACHE_SIZE = 8
+
+    def __init__(self, accounting: ChatAccounting) -> None:
+        self.accounting = accounting
+        self._by_message: dict[Message, int] = {}
+        self._by_text: dict[str, int] = {}
+        self._by_chat: OrderedDict[int, tuple[Sequence[Message], CountedChat]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.texts_tokenized = 0  # observable proof that caches work (tests, benchmarks)
+
+    # -- to override -------------------------------------------------------------------------
+    def _count_uncached(self, texts: list[str]) -> list[int]:
+        raise NotImplementedError
+
+    # -- text level --------------------------------------------------------------------------
+    def _count_texts(self, texts: list[str]) -> list[int]:
+        """Counts of ``texts``, tokenizing each distinct uncached text once."""
+        by_text = self._by_text
+        todo = list({t: None for t in texts if t not in by_text})
+        if todo:
+            for text, n in zip(todo, self._count_uncached(todo), strict=True):
+                by_text[text] = n
+            self.texts_tokenized += len(todo)
+        return [by_text[t] for t in texts]
+
+    def count_text(self, text: str) -> int:
+        return self._count_texts([text])[0]
+
+    # -- message level -----------------------------------------------------------------------
+    @staticmethod
+    def _fields(message: Message) -> list[str]:
+        """The strings OpenAI receives for ``message``, role first."""
+        out = [message.role.value, message.content]
+        if message.name is not None:
+            out.append(message.name)
+        if message.tool_call_id is not None:
+            out.append(message.tool_call_id)
+        for call in message.tool_calls:
+            out.append(call.name)
+            out.append(call.arguments)
+        return out
+
+    def _overhead(self, message: Message) -> int:
+        acc = self.accounting
+        extra = acc.tokens_per_message + acc.tokens_per_tool_call * len(message.tool_calls)
+        if message.name is not None:
+            extra += acc.tokens_per_name
+        return extra
+
+    def counts(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> list[int]:
+        """Tokens of each message; cached messages cost a dict lookup."""
+        cache = self._by_message
+        out = [cache.get(m, -1) for m in messages]
+        missing = [i for i, n in enumerate(out) if n < 0]
+        total = len(missing)
+        step = max(2048, total // 50)
+        for lo in range(0, total, step):
+            chunk = missing[lo : lo + step]
+            fields = [self._fields(messages[i]) for i in chunk]
+            flat = self._count_texts([text for group in fields for text in group])
+            pos = 0
+            for i, group in zip(chunk, fields, strict=True):
+                width = len(group)
+                message = messages[i]
+                n = self._overhead(message) + sum(flat[pos : pos + width])
+                pos += width
+                cache[message] = n
+                out[i] = n
+            if progress is not None:
+                progress(min(lo + step, total), total)
+        return out
+
+    def count_message(self, message: Message) -> int:
+        return self.counts([message])[0]
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        """Tokens of ``messages`` sent as one request, reply priming included."""
+        return sum(self.counts(messages)) + self.accounting.reply_priming
+
+    def counted(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> CountedChat:
+        """The :class:`CountedChat` of ``messages``; O(1) when this very sequence was counted."""
+        key = id(messages)
+        with self._lock:
+            hit = self._by_chat.get(key)
+            if hit is not None and hit[0] is messages:
+                self._by_chat.move_to_end(key)
+                return hit[1]
+        chat = CountedChat(
+            tuple(messages), tuple(self.counts(messages, progress)), self.accounting.reply_priming
+        )
+        with self._lock:
+            # The entry holds the sequence itself, so its id cannot be reused while cached.
+            self._by_chat[key] = (messages, chat)
+            self._by_chat[id(chat.messages)] = (chat.messages, chat)
+            while len(self._by_chat) > self._CHAT_CACHE_SIZE:
+                self._by_chat.popitem(last=False)
+        return chat
+
+    # -- tool definitions ----------------------------------------------------------------------
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """Tokens of a request's ``tools`` definitions (the cookbook's ``num_tokens_for_tools``).
+
+        Only name, description and the properties' type, description and enum are modelled, as
+        in the cookbook; nested schemas are not.
+        """
+        acc = self.accounting
+        total = 0
+        for tool in tools:
+            function = tool.get("function", tool)
+            total += acc.func_init
+            description = str(function.get("description", "")).removesuffix(".")
+            total += self.count_text(f"{function.get('name', '')}:{description}")
+            properties = (function.get("parameters") or {}).get("properties") or {}
+            if properties:
+                total += acc.prop_init
+                for key, spec in properties.items():
+                    total += acc.prop_key
+                    if "enum" in spec:
+                        total += acc.enum_init
+                        for item in spec["enum"]:
+                            total += acc.enum_item + self.count_text(str(item))
+                    p_desc = str(spec.get("description", "")).removesuffix(".")
+                    total += self.count_text(f"{key}:{spec.get('type', '')}:{p_desc}")
+        return total + acc.func_end if tools else total
+
+
+class TiktokenCounter(_CachingCounter):
+    """Exact counts with a real tiktoken encoding.
+
+    Long batches are split across two threads: tiktoken releases the GIL while encoding, and a
+    plain loop per thread beats ``encode_ordinary_batch`` on these 2-core machines.
+    """
+
+    is_exact = True
+    _PARALLEL_MIN_TEXTS = 4096
+
+    def __init__(self, name: str, encoding: tiktoken.Encoding, accounting: ChatAccounting):
+        super().__init__(accounting)
+        self.name = name
+        self.encoding = encoding
+        self.label = f"{encoding.name} (tiktoken)"
+
+    def _encode_lengths(self, texts: Sequence[str]) -> list[int]:
+        encode = self.encoding.encode_ordinary
+        return [len(encode(t)) for t in texts]
+
+    def _count_uncached(self, texts: list[str]) -> list[int]:
+        if len(texts) < self._PARALLEL_MIN_TEXTS:
+            return self._encode_lengths(texts)
+        half = len(texts) // 2
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            first, second = pool.map(self._encode_lengths, (texts[:half], texts[half:]))
+        return first + second
+
+
+class ApproxCounter(_CachingCounter):
+    """The character heuristic most libraries default to: ceil(characters / 4) per text.
+
+    Labelled approximate everywhere; useful for model families without a public tokenizer.
+    """
+
+    is_exact = False
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        super().__init__(ACCOUNTING_O200K)
+        self.chars_per_token = chars_per_token
+        self.name = "approx"
+        self.label = f"approximate (characters / {chars_per_token:g})"
+
+    def _count_uncached(self, texts: list[str]) -> list[int]:
+        per = self.chars_per_token
+        return [math.ceil(len(t) / per) for t in texts]
+
+
+# Names offered by the UI and CLI; any model tiktoken knows is accepted too.
+COUNTER_NAMES: tuple[str, ...] = (
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-5",
+    "o3",
+    "gpt-4",
+    "gpt-4-turbo",
+    "gpt-3.5-turbo",
+    "o200k_base",
+    "cl100k_base",
+    "approx",
+)
+
+
+def _accounting_for(model: str) -> ChatAccounting:
+    if model.startswith("gpt-3.5-turbo-0301"):
+        return ACCOUNTING_0301
+    if model.startswith(("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4")):
+        return ACCOUNTING_O200K
+    return ACCOUNTING_CL100K
+
+
+_COUNTERS: dict[str, TokenCounter] = {}
+_COUNTERS_LOCK = threading.Lock()
+
+
+def get_counter(name: str = "gpt-4o") -> TokenCounter:
+    """The shared counter for a model name (``gpt-4o``), an encoding (``o200k_base``) or ``approx``.
+
+    Counters are shared per name so their caches serve every caller.
+
+    Raises:
+        UnknownNameError: neither a model tiktoken maps to an offline encoding, nor an encoding.
+    """
+    with _COUNTERS_LOCK:
+        counter = _COUNTERS.get(name)
+        if counter is None:
+            counter = _make_counter(name)
+            _COUNTERS[name] = counter
+        return counter
+
+
+def _make_counter(name: str) -> TokenCounter:
+    if name == "approx":
+        return ApproxCounter()
+    if name in OFFLINE_ENCODINGS:
+        accounting = ACCOUNTING_O200K if name == "o200k_base" else ACCOUNTING_CL100K
+        return TiktokenCounter(name, load_encoding(name), accounting)
+    try:
+        encoding_name = tiktoken.encoding_name_for_model(name)
+    except KeyError:
+        encoding_name = ""
+    if encoding_name not in OFFLINE_ENCODINGS:
+        known = ", ".join(COUNTER_NAMES)
+        raise UnknownNameError(
+            f"unknown model or tokenizer {name!r}: use an OpenAI model name, an encoding "
+            f"(o200k_base, cl100k_base) or 'approx' for other model families; e.g. {known}"
+        )
+    counter = TiktokenCounter(name, load_encoding(encoding_name), _accounting_for(name))
+    counter.label = f"{name} · {encoding_name} (tiktoken)"
+    return counter
