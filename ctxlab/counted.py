@@ -8,14 +8,17 @@ after a parameter change costs no tokenization and O(rounds) or less (the window
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Any, TypeVar
 
 from ctxlab.model import Message
 from ctxlab.rounds import Round, round_starts
 
 __all__ = ["CountedChat"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -32,11 +35,9 @@ class CountedChat:
     reply_priming: int
     prefix: tuple[int, ...] = field(init=False)
     starts: tuple[int, ...] = field(init=False)
-    # Built on first use: how many instruction (system/developer) messages, and their tokens,
-    # precede each position.
-    _instruction_prefix: tuple[tuple[int, ...], tuple[int, ...]] | None = field(
-        init=False, default=None, repr=False
-    )
+    # Tables strategies derive from this chat (prefix sums by role, tool-result indexes, ...),
+    # built on first use and living exactly as long as the chat.
+    _derived: dict[Hashable, Any] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.counts) != len(self.messages):
@@ -62,20 +63,26 @@ class CountedChat:
         counts = self.counts
         return sum(counts[i] for i in indices) + self.reply_priming
 
+    def derived(self, key: Hashable, build: Callable[[CountedChat], T]) -> T:
+        """``build(self)``, computed once per chat and key.
+
+        A replay asks a strategy about thousands of prefixes of one chat; a table derived once
+        here (e.g. prefix sums over tool results) makes each answer O(log n). Tables are pure
+        values, so two threads racing to build one is harmless.
+        """
+        try:
+            value: T = self._derived[key]
+        except KeyError:
+            value = self._derived.setdefault(key, build(self))
+        return value
+
     def instruction_prefix(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(count, tokens)``: prefix sums over system/developer messages only."""
-        cached = self._instruction_prefix
-        if cached is None:
-            flags = [1 if m.role.is_instruction else 0 for m in self.messages]
-            count = (0, *accumulate(flags))
-            tokens = (0, *accumulate(c * f for c, f in zip(self.counts, flags, strict=True)))
-            cached = (count, tokens)
-            object.__setattr__(self, "_instruction_prefix", cached)
-        return cached
+        return self.derived("instruction_prefix", _instruction_prefix)
 
     def rounds(self) -> list[Round]:
         starts = self.starts
-        stops = (*starts[1:], len(self.messages))
+        stops = (*starts[1:], len(self.messages)) if starts else ()
         preamble = bool(self.messages) and self.messages[0].role.value != "user"
         return [
             Round(k, a, b, is_preamble=(k == 0 and preamble))
@@ -89,3 +96,10 @@ class CountedChat:
     def rounds_in_prefix(self, stop: int) -> int:
         """How many rounds begin before message ``stop``."""
         return bisect_right(self.starts, stop - 1) if stop > 0 else 0
+
+
+def _instruction_prefix(chat: CountedChat) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    flags = [1 if m.role.is_instruction else 0 for m in chat.messages]
+    count = (0, *accumulate(flags))
+    tokens = (0, *accumulate(c * f for c, f in zip(chat.counts, flags, strict=True)))
+    return count, tokens

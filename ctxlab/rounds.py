@@ -66,7 +66,7 @@ def split_rounds(messages: Sequence[Message]) -> list[Round]:
     [(0, 1, True), (1, 3, False), (3, 4, False)]
     """
     starts = round_starts(messages)
-    stops = [*starts[1:], len(messages)]
+    stops = [*starts[1:], len(messages)] if starts else []
     preamble = bool(messages) and messages[0].role is not Role.USER
     return [
         Round(index=k, start=a, stop=b, is_preamble=(k == 0 and preamble))

@@ -29,6 +29,7 @@ __all__ = [
     "Strategy",
     "TrimResult",
     "check_params",
+    "nice_fraction",
     "param",
     "suffix_decisions",
 ]
@@ -145,6 +146,21 @@ class TrimResult:
         for decision in self.decisions.values():
             out[decision] += 1
         return out
+
+
+def nice_fraction(total: int, fraction: float) -> int:
+    """``fraction`` of ``total`` rounded down to two significant digits, at least 1.
+
+    Strategies use it for :meth:`Strategy.suggested` values a person can read (4,300, not 4,317).
+
+    >>> nice_fraction(8634, 0.5)
+    4300
+    """
+    raw = max(int(total * fraction), 1)
+    if raw < 100:
+        return raw
+    scale: int = 10 ** (len(str(raw)) - 2)
+    return max(raw // scale * scale, 1)
 
 
 def suffix_decisions(

@@ -15,6 +15,7 @@ from ctxlab.strategies.base import (
     Strategy,
     TrimResult,
     check_params,
+    nice_fraction,
     param,
     suffix_decisions,
 )
@@ -111,13 +112,4 @@ class WindowDrop(Strategy):
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:
-        return cls(budget=_nice_fraction(chat.total, 0.5))
-
-
-def _nice_fraction(total: int, fraction: float) -> int:
-    """``fraction`` of ``total`` rounded to two significant digits, at least 1."""
-    raw = max(int(total * fraction), 1)
-    if raw < 100:
-        return raw
-    scale: int = 10 ** (len(str(raw)) - 2)
-    return max(raw // scale * scale, 1)
+        return cls(budget=nice_fraction(chat.total, 0.5))

@@ -1,0 +1,313 @@
+"""ClearToolResults: replace old tool results with a placeholder (Anthropic's context editing).
+
+Models Anthropic's ``clear_tool_uses_20250919`` edit: once the context exceeds a token trigger,
+every tool result older than the most recent ``keep_tool_results`` is replaced by a short
+placeholder, except the results of excluded tools; optionally the arguments of the calls whose
+results were cleared are emptied too. When ``clear_at_least`` is set and clearing would save
+fewer tokens, nothing is cleared, as Anthropic documents.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import TYPE_CHECKING, ClassVar, Self
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import ParameterError
+from ctxlab.model import Message, Role, ToolCall
+from ctxlab.strategies.base import (
+    Decision,
+    Projection,
+    Strategy,
+    TrimResult,
+    check_params,
+    nice_fraction,
+    param,
+)
+from ctxlab.strategies.registry import register
+
+if TYPE_CHECKING:
+    from ctxlab.summarizers import Summarizer
+    from ctxlab.tokens import TokenCounter
+
+__all__ = ["DEFAULT_PLACEHOLDER", "ClearToolResults", "ToolResultIndex", "tool_result_index"]
+
+DEFAULT_PLACEHOLDER = "[tool result cleared to save context]"
+CLEARED_ARGUMENTS = "{}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultIndex:
+    """What clearing each tool result of a chat would save, as prefix sums.
+
+    Attributes:
+        positions: index in the chat of every tool result (TOOL or legacy FUNCTION), ascending.
+        callers: for each result, ``(assistant index, call index)`` of the call it answers, or
+            None when no call matches. A result pairs with the nearest preceding assistant
+            message that made tool calls, by ``tool_call_id`` within that message (real chats
+            reuse ids across turns, so pairing is by position, as the APIs do).
+        names: the tool name of each result: its call's name, else the message's ``name``.
+        clearable: False for results of excluded tools.
+        savings: tokens saved by clearing each result (0 when not clearable); with
+            ``clear_tool_inputs``, the saving of emptying its call's arguments is added to the
+            first result that answers that call.
+        savings_prefix / clearable_prefix: prefix sums of ``savings`` and of ``clearable``.
+    """
+
+    positions: tuple[int, ...]
+    callers: tuple[tuple[int, int] | None, ...]
+    names: tuple[str, ...]
+    clearable: tuple[bool, ...]
+    savings: tuple[int, ...]
+    savings_prefix: tuple[int, ...]
+    clearable_prefix: tuple[int, ...]
+
+
+def _pair_tool_results(
+    messages: Sequence[Message],
+) -> tuple[list[int], list[tuple[int, int] | None], list[str]]:
+    """Positions, callers and tool names of the tool results of ``messages`` (one O(n) pass)."""
+    positions: list[int] = []
+    callers: list[tuple[int, int] | None] = []
+    names: list[str] = []
+    caller = -1
+    call_ids: dict[str | None, int] = {}
+    for i, message in enumerate(messages):
+        if message.role is Role.ASSISTANT and message.tool_calls:
+            caller = i
+            call_ids = {}
+            for j, c in enumerate(message.tool_calls):
+                call_ids.setdefault(c.id, j)
+        elif message.role.is_tool_result:
+            found = call_ids.get(message.tool_call_id) if caller >= 0 else None
+            positions.append(i)
+            if found is None:
+                callers.append(None)
+                names.append(message.name or "")
+            else:
+                callers.append((caller, found))
+                names.append(messages[caller].tool_calls[found].name)
+    return positions, callers, names
+
+
+def tool_result_index(
+    chat: CountedChat,
+    counter: TokenCounter,
+    *,
+    placeholder: str,
+    exclude: frozenset[str],
+    clear_inputs: bool,
+) -> ToolResultIndex:
+    """Build the :class:`ToolResultIndex` of ``chat`` (O(n); texts are already tokenized)."""
+    positions, callers, names = _pair_tool_results(chat.messages)
+    placeholder_tokens = counter.count_text(placeholder)
+    empty_args_tokens = counter.count_text(CLEARED_ARGUMENTS)
+    clearable = [name not in exclude for name in names]
+    savings: list[int] = []
+    inputs_seen: set[tuple[int, int]] = set()
+    for pos, who, ok in zip(positions, callers, clearable, strict=True):
+        if not ok:
+            savings.append(0)
+            continue
+        saved = counter.count_text(chat.messages[pos].content) - placeholder_tokens
+        if clear_inputs and who is not None and who not in inputs_seen:
+            inputs_seen.add(who)
+            arguments = chat.messages[who[0]].tool_calls[who[1]].arguments
+            saved += counter.count_text(arguments) - empty_args_tokens
+        savings.append(saved)
+    return ToolResultIndex(
+        positions=tuple(positions),
+        callers=tuple(callers),
+        names=tuple(names),
+        clearable=tuple(clearable),
+        savings=tuple(savings),
+        savings_prefix=(0, *accumulate(savings)),
+        clearable_prefix=(0, *accumulate(int(c) for c in clearable)),
+    )
+
+
+def _cached_index(
+    chat: CountedChat,
+    counter: TokenCounter,
+    placeholder: str,
+    exclude: frozenset[str],
+    clear_inputs: bool,
+) -> ToolResultIndex:
+    # A replay asks about many prefixes of one chat: the index is built once per chat.
+    return chat.derived(
+        ("clear-tool-results", placeholder, exclude, clear_inputs),
+        lambda c: tool_result_index(
+            c, counter, placeholder=placeholder, exclude=exclude, clear_inputs=clear_inputs
+        ),
+    )
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class ClearToolResults(Strategy):
+    """Replaces the tool results older than the last ``keep_tool_results`` with a placeholder.
+
+    Nothing happens while the whole context is at or under ``trigger_tokens``. Above it, every
+    tool result except the most recent ``keep_tool_results`` (counted over all tools) and the
+    results of ``exclude_tools`` is replaced by a stand-in with the same id, role and
+    ``tool_call_id`` whose content is ``placeholder``; with ``clear_tool_inputs`` the calling
+    assistant message's arguments of those calls become ``{}``. If ``clear_at_least`` > 0 and the
+    clearing would save fewer tokens, nothing is cleared. Message count and order never change,
+    so no tool call loses its result. A projection: ``tokens_after`` is
+    ``count_messages`` of the context with the stand-ins. O(n) per apply; ``project`` is
+    O(log n) after one O(n) pass per chat.
+    """
+
+    name: ClassVar[str] = "clear-tool-results"
+    title: ClassVar[str] = "Clear old tool results (Anthropic-style)"
+    summary: ClassVar[str] = (
+        "Past a token trigger, replace old tool results with a placeholder; keep the last N."
+    )
+    explanation: ClassVar[str] = (
+        "Agents fill their context with tool output they no longer need: file contents, search "
+        "results, logs. Anthropic's context editing (clear_tool_uses) replaces the older tool "
+        "results with a short placeholder once the context passes a trigger, keeping the most "
+        "recent few intact. Every message stays in place, so calls and results stay paired; "
+        "only the bulky contents go. Clearing changes the prompt prefix, which invalidates a "
+        "prompt cache, so 'clear at least' skips clearings too small to be worth it."
+    )
+    order: ClassVar[int] = 40
+
+    trigger_tokens: int = param(
+        100_000,
+        label="Trigger (tokens)",
+        help="Clearing happens only when the whole context is over this many tokens.",
+        min=0,
+        step=100,
+        unit="tokens",
+    )
+    keep_tool_results: int = param(
+        3,
+        label="Keep last tool results",
+        help="How many of the most recent tool results always stay intact.",
+        min=0,
+        step=1,
+        unit="tool_results",
+    )
+    clear_at_least: int = param(
+        0,
+        label="Clear at least (tokens)",
+        help="If clearing would save fewer tokens than this, nothing is cleared (0: no minimum).",
+        min=0,
+        step=100,
+        unit="tokens",
+    )
+    exclude_tools: str = param(
+        "",
+        label="Never clear these tools",
+        help="Comma-separated tool names whose results are never cleared.",
+    )
+    clear_tool_inputs: bool = param(
+        False,
+        label="Also clear tool call arguments",
+        help="Replace the arguments of the calls whose results were cleared with {}.",
+    )
+    placeholder: str = param(
+        DEFAULT_PLACEHOLDER,
+        label="Placeholder",
+        help="The text that replaces a cleared tool result.",
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("trigger_tokens", "keep_tool_results", "clear_at_least"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_params(self)
+
+    @property
+    def excluded(self) -> frozenset[str]:
+        """The tool names of ``exclude_tools``, parsed."""
+        return frozenset(n.strip() for n in self.exclude_tools.split(",") if n.strip())
+
+    def _index(self, chat: CountedChat, counter: TokenCounter) -> ToolResultIndex:
+        return _cached_index(chat, counter, self.placeholder, self.excluded, self.clear_tool_inputs)
+
+    def _cleared_count(self, index: ToolResultIndex, results: int, total: int) -> tuple[int, int]:
+        """``(k, saved)``: the first ``k`` of ``results`` tool results are cleared.
+
+        ``k`` is 0 when nothing is cleared (under the trigger, nothing clearable, or less than
+        ``clear_at_least`` saved).
+        """
+        if total <= self.trigger_tokens:
+            return 0, 0
+        k = max(results - self.keep_tool_results, 0)
+        if index.clearable_prefix[k] == 0:
+            return 0, 0
+        saved = index.savings_prefix[k]
+        if self.clear_at_least > 0 and saved < self.clear_at_least:
+            return 0, 0
+        return k, saved
+
+    def apply(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        summarizer: Summarizer | None = None,
+    ) -> TrimResult:
+        chat = counter.counted(messages)
+        index = self._index(chat, counter)
+        total = chat.total
+        k, saved = self._cleared_count(index, len(index.positions), total)
+        decisions = dict.fromkeys((m.id for m in chat.messages), Decision.KEPT)
+        warnings: tuple[str, ...] = ()
+        if k == 0:
+            if total > self.trigger_tokens and self.clear_at_least > 0:
+                would = index.savings_prefix[max(len(index.positions) - self.keep_tool_results, 0)]
+                if index.clearable_prefix[-1] and would < self.clear_at_least:
+                    warnings = (
+                        f"Clearing would save only {would:,} tokens, less than 'clear at least' "
+                        f"({self.clear_at_least:,}): nothing was cleared.",
+                    )
+            return TrimResult(
+                chat.messages, decisions, total, total, warnings=warnings, strategy=self.name
+            )
+        out = list(chat.messages)
+        emptied: dict[int, set[int]] = {}
+        for pos, who, ok in zip(
+            index.positions[:k], index.callers[:k], index.clearable[:k], strict=True
+        ):
+            if not ok:
+                continue
+            out[pos] = out[pos].replace(content=self.placeholder)
+            decisions[out[pos].id] = Decision.CLEARED
+            if self.clear_tool_inputs and who is not None:
+                emptied.setdefault(who[0], set()).add(who[1])
+        for caller, calls in emptied.items():
+            original = out[caller]
+            out[caller] = original.replace(
+                tool_calls=tuple(
+                    ToolCall(c.id, c.name, CLEARED_ARGUMENTS, c.type) if j in calls else c
+                    for j, c in enumerate(original.tool_calls)
+                )
+            )
+            decisions[original.id] = Decision.CLEARED
+        inserted = [m for m, orig in zip(out, chat.messages, strict=True) if m is not orig]
+        return TrimResult(
+            messages=tuple(out),
+            decisions=decisions,
+            tokens_before=total,
+            tokens_after=total - saved,
+            inserted=tuple(inserted),
+            warnings=warnings,
+            strategy=self.name,
+        )
+
+    def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
+        index = self._index(chat, counter)
+        results = bisect_left(index.positions, stop)
+        total = chat.tokens(0, stop)
+        _, saved = self._cleared_count(index, results, total)
+        return Projection(stop, total - saved)
+
+    @classmethod
+    def suggested(cls, chat: CountedChat) -> Self:
+        return cls(trigger_tokens=nice_fraction(chat.total, 0.5), keep_tool_results=3)

@@ -1,0 +1,220 @@
+"""TrimLast: LangChain's ``trim_messages(strategy="last")``, message by message.
+
+Reproduces ``langchain_core.messages.trim_messages`` with ``strategy="last"`` and
+``allow_partial=False`` over ctxlab's token counter: optionally drop trailing messages until one
+of the ``end_on`` types, set a leading system message aside (``include_system``), keep the
+longest suffix of the rest that fits what the budget leaves, then drop from the front of that
+suffix until it starts on a user message (``start_on="human"``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Self
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import ParameterError
+from ctxlab.model import Message, Role
+from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult, check_params, param
+from ctxlab.strategies.registry import register
+
+if TYPE_CHECKING:
+    from ctxlab.summarizers import Summarizer
+    from ctxlab.tokens import TokenCounter
+
+__all__ = ["LANGCHAIN_TYPES", "TrimLast", "langchain_type"]
+
+# LangChain's message ``type`` for each role (developer becomes a SystemMessage in LangChain).
+LANGCHAIN_TYPES: dict[Role, str] = {
+    Role.SYSTEM: "system",
+    Role.DEVELOPER: "system",
+    Role.USER: "human",
+    Role.ASSISTANT: "ai",
+    Role.TOOL: "tool",
+    Role.FUNCTION: "function",
+}
+# Names accepted in ``end_on``: LangChain's types and ctxlab's role names.
+_END_ON_ALIASES: dict[str, str] = {
+    **{t: t for t in LANGCHAIN_TYPES.values()},
+    **{r.value: t for r, t in LANGCHAIN_TYPES.items()},
+}
+
+
+def langchain_type(role: Role) -> str:
+    """The LangChain message type a message of ``role`` becomes."""
+    return LANGCHAIN_TYPES[role]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Which messages of ``chat.messages[:stop]`` are sent: ``[pinned?] + [start, end)``."""
+
+    pinned: bool
+    start: int
+    end: int
+
+
+def _table(chat: CountedChat, kind: str, types: frozenset[str]) -> tuple[int, ...]:
+    """``kind == "next"``: for each i, the first j >= i whose type is in ``types`` (else n).
+    ``kind == "last"``: for each stop, the last j < stop whose type is in ``types`` (else -1).
+    Built once per chat (a replay asks about many prefixes of one chat).
+    """
+    return chat.derived(("trim-last", kind, types), lambda c: _build_table(c, kind, types))
+
+
+def _build_table(chat: CountedChat, kind: str, types: frozenset[str]) -> tuple[int, ...]:
+    match = [LANGCHAIN_TYPES[m.role] in types for m in chat.messages]
+    n = len(match)
+    out: list[int]
+    if kind == "next":
+        out = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            out[i] = i if match[i] else out[i + 1]
+    else:
+        out = [-1] * (n + 1)
+        for i in range(n):
+            out[i + 1] = i if match[i] else out[i]
+    return tuple(out)
+
+
+_HUMAN = frozenset({"human"})
+
+
+@register
+@dataclass(frozen=True, slots=True)
+class TrimLast(Strategy):
+    """Keeps the most recent messages that fit, message by message (LangChain "last").
+
+    With ``include_system`` a leading system (or developer) message is always kept (PINNED),
+    even over budget, and the budget left for the rest is ``max_tokens`` minus its tokens.
+    ``count_messages`` of what is sent (reply priming included) is at most ``max_tokens``
+    unless the pinned message alone exceeds it. With ``start_on_user`` the kept messages begin
+    at a user message (possibly none are kept). ``end_on`` first drops trailing messages until
+    one of the listed types. Being message-level, it can keep a tool result and drop its call:
+    that is LangChain's behaviour, reproduced; the validator flags it. A projection;
+    ``project`` is O(log n) after one O(n) pass per chat.
+    """
+
+    name: ClassVar[str] = "trim-last"
+    title: ClassVar[str] = "Trim last messages (LangChain)"
+    summary: ClassVar[str] = "LangChain's trim_messages 'last': the newest messages that fit."
+    explanation: ClassVar[str] = (
+        "LangChain's trim_messages with strategy='last' keeps the most recent messages whose "
+        "tokens fit the budget, one message at a time, optionally keeping the system prompt and "
+        "starting the kept part on a user message. It does not know about rounds, so without "
+        "'start on user' it can keep a tool result whose call was dropped, which APIs reject."
+    )
+    order: ClassVar[int] = 50
+
+    max_tokens: int = param(
+        8000,
+        label="Max tokens",
+        help="Maximum tokens of the context sent, reply priming included.",
+        min=0,
+        step=100,
+        unit="tokens",
+    )
+    start_on_user: bool = param(
+        True,
+        label="Start on a user message",
+        help="Drop kept messages from the front until the first is a user message "
+        "(LangChain start_on='human').",
+    )
+    include_system: bool = param(
+        True,
+        label="Keep the system prompt",
+        help="Always keep the first message when it is a system message.",
+    )
+    end_on: str = param(
+        "",
+        label="End on (types)",
+        help="Comma-separated types (user, assistant, tool, system); drop trailing messages "
+        "until the last is one of them. Empty: no end filter.",
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):
+            raise ParameterError(f"max_tokens must be a whole number, got {self.max_tokens!r}")
+        check_params(self)
+        unknown = [n for n in self._end_on_names() if n not in _END_ON_ALIASES]
+        if unknown:
+            known = ", ".join(sorted(_END_ON_ALIASES))
+            raise ParameterError(f"end_on: unknown message type {unknown[0]!r}; use: {known}")
+
+    def _end_on_names(self) -> list[str]:
+        return [n.strip().lower() for n in self.end_on.split(",") if n.strip()]
+
+    @property
+    def end_on_types(self) -> frozenset[str]:
+        """LangChain types of ``end_on`` (empty: no end filter)."""
+        return frozenset(_END_ON_ALIASES[n] for n in self._end_on_names())
+
+    def _plan(self, chat: CountedChat, stop: int) -> _Plan:
+        end = stop
+        types = self.end_on_types
+        if types:
+            end = _table(chat, "last", types)[stop] + 1
+        messages = chat.messages
+        pinned = self.include_system and end > 0 and messages[0].role.is_instruction
+        lo = 1 if pinned else 0
+        prefix = chat.prefix
+        available = self.max_tokens - chat.reply_priming - (chat.counts[0] if pinned else 0)
+        # smallest start in [lo, end] with prefix[end] - prefix[start] <= available
+        threshold = prefix[end] - available
+        start = min(bisect_left(range(lo, end + 1), threshold, key=lambda i: prefix[i]) + lo, end)
+        if self.start_on_user and start < end:
+            start = min(_table(chat, "next", _HUMAN)[start], end)
+        return _Plan(pinned, start, end)
+
+    def _tokens(self, chat: CountedChat, plan: _Plan) -> int:
+        pinned = chat.counts[0] if plan.pinned else 0
+        return pinned + chat.prefix[plan.end] - chat.prefix[plan.start] + chat.reply_priming
+
+    def apply(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        summarizer: Summarizer | None = None,
+    ) -> TrimResult:
+        chat = counter.counted(messages)
+        plan = self._plan(chat, len(chat))
+        decisions = dict.fromkeys((m.id for m in chat.messages), Decision.DROPPED)
+        kept = chat.messages[plan.start : plan.end]
+        decisions.update(dict.fromkeys((m.id for m in kept), Decision.KEPT))
+        if plan.pinned:
+            decisions[chat.messages[0].id] = Decision.PINNED
+            kept = (chat.messages[0], *kept)
+        after = self._tokens(chat, plan)
+        warnings: list[str] = []
+        if plan.pinned and after > self.max_tokens:
+            warnings.append(
+                f"The system message alone is {after:,} tokens with reply priming, over the "
+                f"budget of {self.max_tokens:,}: it is kept anyway (include_system)."
+            )
+        if plan.start < plan.end and chat.messages[plan.start].role.is_tool_result:
+            warnings.append(
+                f"The kept messages start with a tool result (id {chat.messages[plan.start].id!r})"
+                " whose call was dropped; OpenAI rejects such a context. Turn on 'start on "
+                "user', or use window-drop, which keeps whole rounds."
+            )
+        return TrimResult(
+            messages=tuple(kept),
+            decisions=decisions,
+            tokens_before=chat.total,
+            tokens_after=after,
+            warnings=tuple(warnings),
+            strategy=self.name,
+        )
+
+    def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
+        plan = self._plan(chat, stop)
+        sent = plan.end - plan.start + (1 if plan.pinned else 0)
+        return Projection(sent, self._tokens(chat, plan))
+
+    @classmethod
+    def suggested(cls, chat: CountedChat) -> Self:
+        raw = max(int(chat.total * 0.5), 1)
+        scale = 10 ** max(len(str(raw)) - 2, 0)
+        return cls(max_tokens=max(raw // scale * scale, 1))

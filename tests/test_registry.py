@@ -1,0 +1,78 @@
+"""The strategy registry: names, string coercion, parameter errors, parameter descriptions."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ctxlab.errors import ParameterError, UnknownNameError
+from ctxlab.strategies import build_strategy, get_strategy_class, parameters, strategy_names
+from ctxlab.strategies.base import ParamSpec, Strategy
+from ctxlab.strategies.registry import current_params, with_params
+
+PROJECTIONS = {"sliding-window", "window-drop", "clear-tool-results", "trim-last"}
+
+
+def test_the_four_projection_strategies_are_registered() -> None:
+    assert set(strategy_names()) >= PROJECTIONS
+    for name in PROJECTIONS:
+        cls = get_strategy_class(name)
+        assert cls.name == name and issubclass(cls, Strategy)
+
+
+def test_an_unknown_strategy_raises_unknown_name_error() -> None:
+    with pytest.raises(UnknownNameError, match="no-such"):
+        build_strategy("no-such")
+
+
+def test_strings_are_coerced_to_the_field_types() -> None:
+    assert build_strategy("window-drop", {"budget": "300"}).budget == 300  # type: ignore[attr-defined]
+    sliding = build_strategy("sliding-window", {"window": "4", "trigger_at": "none"})
+    assert sliding.window == 4 and sliding.trigger_at is None  # type: ignore[attr-defined]
+    assert build_strategy("sliding-window", {"trigger_at": "9"}).trigger_at == 9  # type: ignore[attr-defined]
+    clear = build_strategy("clear-tool-results", {"clear_tool_inputs": "true"})
+    assert clear.clear_tool_inputs is True  # type: ignore[attr-defined]
+    trim = build_strategy("trim-last", {"include_system": "false", "max_tokens": "120"})
+    assert trim.include_system is False and trim.max_tokens == 120  # type: ignore[attr-defined]
+
+
+def test_unknown_parameters_raise_parameter_error_naming_them() -> None:
+    with pytest.raises(ParameterError, match="windw"):
+        build_strategy("sliding-window", {"windw": 3})
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "field"),
+    [
+        ("window-drop", {"budget": "0"}, "budget"),
+        ("window-drop", {"budget": "lots"}, "budget"),
+        ("sliding-window", {"window": "-1"}, "window"),
+        ("clear-tool-results", {"keep_tool_results": "-2"}, "keep_tool_results"),
+        ("clear-tool-results", {"clear_tool_inputs": "maybe"}, "clear_tool_inputs"),
+        ("trim-last", {"max_tokens": "-5"}, "max_tokens"),
+    ],
+)
+def test_bad_values_raise_parameter_error_naming_the_parameter(
+    name: str, params: dict[str, str], field: str
+) -> None:
+    with pytest.raises(ParameterError, match=field):
+        build_strategy(name, params)
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTIONS))
+def test_every_field_is_described_by_a_param_spec(name: str) -> None:
+    cls = get_strategy_class(name)
+    infos = parameters(cls)
+    assert {i.name for i in infos} == {f.name for f in dataclasses.fields(cls)}
+    for info in infos:
+        assert isinstance(info.spec, ParamSpec) and info.spec.label and info.spec.help
+        assert info.kind in {"int", "float", "bool", "str", "optional_int", "roles"}
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTIONS))
+def test_defaults_round_trip_through_current_params(name: str) -> None:
+    strategy = build_strategy(name)
+    assert build_strategy(name, current_params(strategy)) == strategy
+    assert with_params(strategy, {}) == strategy
+    assert strategy.title and strategy.summary

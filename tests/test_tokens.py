@@ -1,0 +1,150 @@
+"""Token counting: the OpenAI cookbook's figures, offline encodings, and the caches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+import tiktoken.registry
+from chatgen import chats
+from hypothesis import given, settings
+
+from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
+from ctxlab.errors import UnknownNameError
+from ctxlab.model import Message, Role
+from ctxlab.tokens import TokenCounter, get_counter
+
+GROUND_TRUTH = Path(os.environ.get("CTXLAB_SHARED", Path(__file__).parents[2] / "shared"))
+FACTS_FILE = GROUND_TRUTH / "ground_truth" / "openai_cookbook_token_counts.json"
+if not FACTS_FILE.exists():  # CI lays shared/ beside the clone
+    FACTS_FILE = Path("/work/shared/ground_truth/openai_cookbook_token_counts.json")
+DATA: dict[str, Any] = json.loads(FACTS_FILE.read_text())
+FACTS = DATA["facts"]
+
+
+def to_messages(raw: list[dict[str, str]]) -> list[Message]:
+    return [
+        Message(Role(m["role"]), m["content"], f"m{i}", name=m.get("name"))
+        for i, m in enumerate(raw)
+    ]
+
+
+def test_all_fifteen_cookbook_facts_are_present() -> None:
+    assert len(FACTS) == 15
+
+
+@pytest.mark.parametrize("fact", FACTS, ids=[f["id"] for f in FACTS])
+def test_counts_reproduce_the_cookbook_estimate(fact: dict[str, Any]) -> None:
+    counter = get_counter(fact["model"])
+    total = counter.count_messages(to_messages(fact["messages"]))
+    if "tools" in fact:
+        total += counter.count_tools(fact["tools"])
+    assert total == fact["cookbook_estimate"]
+
+
+def _string_cases() -> list[tuple[str, str, list[int]]]:
+    cases = []
+    for example in DATA["string_examples"]:
+        tokens = example["tokens"]
+        if isinstance(tokens, list):
+            cases.append((example["text"], example["encoding"], tokens))
+        else:
+            cases.extend((example["text"], enc, toks) for enc, toks in tokens.items())
+    return cases
+
+
+@pytest.mark.parametrize(("text", "encoding", "tokens"), _string_cases())
+def test_offline_encodings_give_the_cookbook_token_lists(
+    text: str, encoding: str, tokens: list[int]
+) -> None:
+    assert load_encoding(encoding).encode(text) == tokens
+    assert get_counter(encoding).count_text(text) == len(tokens)
+
+
+def _cache_path(cache_dir: Path, name: str) -> Path:
+    url = OFFLINE_ENCODINGS[name].blob_url
+    return cache_dir / hashlib.sha1(url.encode()).hexdigest()
+
+
+@pytest.fixture
+def fresh_tiktoken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No network, an empty tiktoken cache dir, and no encoding loaded yet."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network disabled by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    saved = dict(tiktoken.registry.ENCODINGS)
+    tiktoken.registry.ENCODINGS.clear()
+    load_encoding.cache_clear()
+    yield tmp_path
+    load_encoding.cache_clear()
+    tiktoken.registry.ENCODINGS.clear()
+    tiktoken.registry.ENCODINGS.update(saved)
+
+
+def test_encodings_load_without_network_into_an_empty_cache(fresh_tiktoken: Path) -> None:
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+    for name in OFFLINE_ENCODINGS:
+        encoding = load_encoding(name)
+        assert isinstance(encoding, tiktoken.Encoding)
+        assert encoding.encode("tiktoken is great!")[-1] == 0
+        data = _cache_path(fresh_tiktoken, name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == OFFLINE_ENCODINGS[name].sha256
+
+
+def test_a_corrupted_cache_file_is_replaced(fresh_tiktoken: Path) -> None:
+    path = _cache_path(fresh_tiktoken, "cl100k_base")
+    path.write_bytes(b"not a rank file")
+    encoding = load_encoding("cl100k_base")
+    assert encoding.encode("2 + 2 = 4") == [17, 489, 220, 17, 284, 220, 19]
+    expected = OFFLINE_ENCODINGS["cl100k_base"].sha256
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == expected
+
+
+@settings(max_examples=30)
+@given(chats(min_turns=1))
+def test_a_second_count_of_the_same_chat_tokenizes_nothing(chat: tuple[Message, ...]) -> None:
+    counter = get_counter("gpt-4o")
+    first = counter.count_messages(chat)
+    before = counter.texts_tokenized
+    assert counter.count_messages(chat) == first
+    assert counter.texts_tokenized == before
+
+
+def test_count_messages_is_the_sum_of_messages_plus_reply_priming(counter: TokenCounter) -> None:
+    chat = to_messages(FACTS[0]["messages"])
+    per = [counter.count_message(m) for m in chat]
+    assert counter.count_messages(chat) == sum(per) + counter.accounting.reply_priming
+    assert counter.count_messages([]) == counter.accounting.reply_priming
+
+
+def test_counted_returns_the_same_object_for_the_same_sequence(counter: TokenCounter) -> None:
+    chat = tuple(to_messages(FACTS[3]["messages"]))
+    counted = counter.counted(chat)
+    assert counter.counted(chat) is counted
+    assert counter.counted(counted.messages) is counted
+    assert counted.total == counter.count_messages(chat)
+    assert list(counted.counts) == counter.counts(chat)
+
+
+def test_the_approximate_counter_says_it_is_not_exact() -> None:
+    approx = get_counter("approx")
+    assert approx.is_exact is False
+    assert "approximate" in approx.label
+    assert get_counter("gpt-4o").is_exact is True
+
+
+def test_an_unknown_model_raises_unknown_name_error() -> None:
+    with pytest.raises(UnknownNameError, match="no-such-model"):
+        get_counter("no-such-model")
+    with pytest.raises(UnknownNameError):
+        load_encoding("r50k_base")
