@@ -76,6 +76,18 @@ class CountedChat:
             value = self._derived.setdefault(key, build(self))
         return value
 
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Message ids in order (built once: decisions are built from slices of it)."""
+        return self.derived("ids", lambda chat: tuple(m.id for m in chat.messages))
+
+    def instruction_positions(self) -> tuple[int, ...]:
+        """Indices of the system/developer messages."""
+        return self.derived(
+            "instruction_positions",
+            lambda chat: tuple(i for i, m in enumerate(chat.messages) if m.role.is_instruction),
+        )
+
     def instruction_prefix(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(count, tokens)``: prefix sums over system/developer messages only."""
         return self.derived("instruction_prefix", _instruction_prefix)

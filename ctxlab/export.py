@@ -199,8 +199,9 @@ trimmed = trim_messages(
     allow_partial=False,
 )
 """
-        notes = (hysteresis, "include_system keeps only the first system message.")
-        return ExportedPolicy(target, code, notes)
+        return ExportedPolicy(
+            target, code, (hysteresis, "include_system keeps only the first system message.")
+        )
     if target == "semantic-kernel":
         code = f"""from semantic_kernel.contents import ChatHistoryTruncationReducer
 
@@ -209,8 +210,11 @@ reducer = ChatHistoryTruncationReducer(
     threshold_count={max(trigger - window - 1, 0)},  # reduce once count exceeds target + threshold
 )
 """
-        notes = ("Semantic Kernel may keep a few more messages to avoid orphaning tool results.",)
-        return ExportedPolicy(target, code, notes)
+        return ExportedPolicy(
+            target,
+            code,
+            ("Semantic Kernel may keep a few more messages to avoid orphaning tool results.",),
+        )
     if target == "autogen":
         code = f"""from autogen_core.model_context import BufferedChatCompletionContext
 

@@ -19,7 +19,14 @@ class Role(StrEnum):
 
     ``FUNCTION`` is OpenAI's legacy reply to an assistant ``function_call``; it is kept as read
     (real chats use it) and treated as a tool result everywhere.
+
+    Attributes:
+        is_tool_result: TOOL or FUNCTION.
+        is_instruction: system-like roles, SYSTEM or DEVELOPER.
     """
+
+    is_tool_result: bool
+    is_instruction: bool
 
     SYSTEM = "system"
     DEVELOPER = "developer"
@@ -28,14 +35,13 @@ class Role(StrEnum):
     TOOL = "tool"
     FUNCTION = "function"
 
-    @property
-    def is_tool_result(self) -> bool:
-        return self in (Role.TOOL, Role.FUNCTION)
 
-    @property
-    def is_instruction(self) -> bool:
-        """System-like roles: system and developer."""
-        return self in (Role.SYSTEM, Role.DEVELOPER)
+# Plain attributes, set once per member: strategies read them for every message of 100k-message
+# chats, where an enum property (hashing the member) costs more than the trim itself.
+for _role in Role:
+    _role.is_tool_result = _role in (Role.TOOL, Role.FUNCTION)
+    _role.is_instruction = _role in (Role.SYSTEM, Role.DEVELOPER)
+del _role
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,8 @@ from ctxlab.insights import (
     word_diff,
 )
 from ctxlab.model import CompactionMeta, Message, Role
-from ctxlab.strategies.window_drop import WindowDrop
 from ctxlab.strategies.sliding_window import SlidingWindow
+from ctxlab.strategies.window_drop import WindowDrop
 from ctxlab.tokens import TokenCounter
 
 
@@ -68,7 +68,9 @@ def test_fact_kept_verbatim_or_in_a_summary_is_retained() -> None:
 
 def test_extracted_facts_cover_identifiers_names_dates_urls_and_skip_small_numbers() -> None:
     chat = (
-        user("Order ORD-4417 to Jane Doe at https://shop.example/o/4417 on 2026-01-02, qty 2.", "u"),
+        user(
+            "Order ORD-4417 to Jane Doe at https://shop.example/o/4417 on 2026-01-02, qty 2.", "u"
+        ),
         tool('{"total": "$1,249.99", "path": "src/app/models.py"}', "t", None),
     )
     facts = {f.text: f.kind for f in extract_facts(chat)}

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message
-from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult, check_params, param
+from ctxlab.strategies.base import (
+    Decision,
+    Projection,
+    Strategy,
+    TrimResult,
+    check_params,
+    param,
+    suffix_decisions,
+)
 from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
@@ -74,6 +82,15 @@ class SlidingWindow(Strategy):
             return self.trigger_at
         return self.window + 1
 
+    def _window_start(self, chat: CountedChat, stop: int) -> int:
+        """First position of ``chat.messages[:stop]`` whose non-system messages are kept."""
+        count, _ = chat.instruction_prefix()
+        non_system = stop - count[stop]
+        if non_system < self.trigger:
+            return 0
+        # the first position with exactly `window` non-system messages in [position, stop)
+        return bisect_left(range(stop + 1), non_system - self.window, key=lambda i: i - count[i])
+
     def apply(
         self,
         messages: Sequence[Message],
@@ -81,39 +98,26 @@ class SlidingWindow(Strategy):
         summarizer: Summarizer | None = None,
     ) -> TrimResult:
         chat = counter.counted(messages)
-        non_system = [i for i, m in enumerate(chat.messages) if not m.role.is_instruction]
-        dropped: set[int] = set()
-        if len(non_system) >= self.trigger:
-            dropped = set(non_system[: len(non_system) - self.window])
-        decisions: dict[str, Decision] = {}
-        kept: list[int] = []
-        for i, m in enumerate(chat.messages):
-            if m.role.is_instruction:
-                decisions[m.id] = Decision.PINNED
-                kept.append(i)
-            elif i in dropped:
-                decisions[m.id] = Decision.DROPPED
-            else:
-                decisions[m.id] = Decision.KEPT
-                kept.append(i)
+        n = len(chat)
+        start = self._window_start(chat, n)
+        ids = chat.ids
+        decisions = suffix_decisions(ids, start, before=Decision.DROPPED)
+        pinned = chat.instruction_positions()
+        decisions.update(dict.fromkeys((ids[i] for i in pinned), Decision.PINNED))
+        early_pinned = [chat.messages[i] for i in pinned if i < start]
         return TrimResult(
-            messages=tuple(chat.messages[i] for i in kept),
+            messages=(*early_pinned, *chat.messages[start:]),
             decisions=decisions,
             tokens_before=chat.total,
-            tokens_after=chat.tokens_of(kept),
+            tokens_after=self.project(chat, n, counter).tokens_sent,
             strategy=self.name,
         )
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         count, tokens = chat.instruction_prefix()
-        non_system = stop - count[stop]
-        if non_system < self.trigger:
-            return Projection(stop, chat.tokens(0, stop))
-        # j: first position with exactly `window` non-system messages in [j, stop)
-        target = non_system - self.window
-        j = bisect_left(range(stop + 1), target, key=lambda i: i - count[i])
-        sent = chat.prefix[stop] - chat.prefix[j] + tokens[j] + chat.reply_priming
-        return Projection(count[j] + (stop - j), sent)
+        start = self._window_start(chat, stop)
+        sent = chat.prefix[stop] - chat.prefix[start] + tokens[start] + chat.reply_priming
+        return Projection(count[start] + (stop - start), sent)
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:

@@ -96,7 +96,7 @@ class WindowDrop(Strategy):
             )
         return TrimResult(
             messages=chat.messages[cut:],
-            decisions=suffix_decisions(chat.messages, cut, before=Decision.DROPPED),
+            decisions=suffix_decisions(chat.ids, cut, before=Decision.DROPPED),
             tokens_before=chat.total,
             tokens_after=after,
             warnings=warnings,
