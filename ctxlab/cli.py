@@ -1,0 +1,510 @@
+"""The ``ctxlab`` command: show a chat's rounds, trim it with a strategy, replay a strategy.
+
+Every subcommand reads the registry only (strategy names, parameters, help), so a new strategy
+module is usable here with no change. Bad input (an unreadable chat, an unknown strategy or
+parameter, a failing summarizer, a missing file) prints one line ``ctxlab: error: ...`` on
+stderr and exits with status 2; there is never a traceback for it. An API key is read from
+``OPENAI_API_KEY`` only and never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
+from ctxlab.formats import FORMATS, load_chat, messages_to_openai
+from ctxlab.model import Message
+from ctxlab.rounds import Round
+from ctxlab.strategies import (
+    Decision,
+    Strategy,
+    TrimResult,
+    build_strategy,
+    get_strategy_class,
+    parameters,
+    strategy_names,
+)
+from ctxlab.summarizers import Summarizer
+from ctxlab.tokens import TokenCounter, get_counter
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+
+
+class _UsageError(Exception):
+    """argparse's complaint, re-raised so :func:`main` prints it as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see: {self.prog} --help)")
+
+
+# -- small formatting helpers ------------------------------------------------------------------
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def _roles_summary(messages: Sequence[Message]) -> str:
+    """``"user, assistant×2, tool×3"``: role counts in order of first appearance."""
+    counts: dict[str, int] = {}
+    for m in messages:
+        counts[m.role.value] = counts.get(m.role.value, 0) + 1
+    return ", ".join(role if n == 1 else f"{role}×{n}" for role, n in counts.items())
+
+
+def _span(r: Round) -> str:
+    return f"{r.start}" if len(r) == 1 else f"{r.start}-{r.stop - 1}"
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[bool], out: TextIO) -> None:
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    for row in rows:
+        cells = [
+            cell.rjust(w) if r else cell.ljust(w)
+            for cell, w, r in zip(row, widths, right, strict=True)
+        ]
+        print("  ".join(cells).rstrip(), file=out)
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> tuple[Message, ...]:
+    if not os.path.exists(path):
+        raise CtxlabError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise CtxlabError(f"{path} is a folder, not a chat file")
+    which: int | str | None = conversation
+    if conversation is not None and conversation.strip().isdigit():
+        which = int(conversation)
+    try:
+        return load_chat(Path(path), fmt=fmt, conversation=which, jsonl_mode=jsonl_mode)
+    except ChatFormatError as exc:
+        if os.path.basename(path) in str(exc):
+            raise
+        raise ChatFormatError(str(exc), where=path) from None
+
+
+def _load_args(args: argparse.Namespace) -> tuple[Message, ...]:
+    return _load(args.chat, args.format, args.conversation, args.jsonl_mode)
+
+
+def _parse_params(items: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ParameterError(f"--param expects key=value, got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def _summarizer_for(
+    args: argparse.Namespace, strategy: Strategy, counter: TokenCounter
+) -> Summarizer | None:
+    wants_remote = args.base_url is not None or args.summarizer_model is not None
+    if not strategy.uses_summarizer:
+        if wants_remote:
+            print(
+                f"ctxlab: note: strategy {strategy.name!r} calls no summarizer; "
+                "--base-url/--summarizer-model are ignored",
+                file=sys.stderr,
+            )
+        return None
+    from ctxlab import summarizers
+
+    if not wants_remote:
+        return summarizers.OfflineSummarizer(counter=counter)
+    if args.summarizer_model is None:
+        raise ParameterError("--base-url needs --summarizer-model (the model the server serves)")
+    return summarizers.OpenAISummarizer(args.summarizer_model, base_url=args.base_url)
+
+
+def _strategy_from(args: argparse.Namespace) -> Strategy:
+    return build_strategy(args.strategy, _parse_params(args.param))
+
+
+def _problems(
+    messages: Sequence[Message], counter: TokenCounter, out: TextIO, budget: int | None = None
+) -> int:
+    """Print the validator's problems; returns how many there were."""
+    from ctxlab.validate import validate
+
+    problems = validate(messages, budget=budget, counter=counter)
+    if not problems:
+        print("validator: no problems", file=out)
+        return 0
+    print(f"validator: {_plural(len(problems), 'problem')}", file=out)
+    for p in problems:
+        where = f" {p.message_id}" if getattr(p, "message_id", None) else ""
+        print(f"  {p.severity} {p.code}{where}: {p.text}", file=out)
+    return len(problems)
+
+
+# -- show --------------------------------------------------------------------------------------
+
+
+def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    messages = _load_args(args)
+    counter = get_counter(args.model)
+    chat = counter.counted(messages)
+    rows = [["round", "messages", "roles", "tokens"]]
+    for r in chat.rounds():
+        label = f"{r.index}{' (preamble)' if r.is_preamble else ''}"
+        tokens = chat.prefix[r.stop] - chat.prefix[r.start]
+        rows.append([label, _span(r), _roles_summary(r.slice(chat.messages)), f"{tokens:,}"])
+    if len(rows) > 1:
+        _table(rows, [False, False, False, True], out)
+    print(
+        f"total: {_plural(len(chat), 'message')} in {_plural(len(chat.starts), 'round')}, "
+        f"{chat.total:,} tokens ({counter.label}; reply priming included)",
+        file=out,
+    )
+    _problems(chat.messages, counter, out)
+    return EXIT_OK
+
+
+# -- trim --------------------------------------------------------------------------------------
+
+
+def _round_decision(messages: Sequence[Message], result: TrimResult) -> str:
+    counts: dict[str, int] = {}
+    for m in messages:
+        decision = result.decisions.get(m.id)
+        key = decision.value if decision is not None else "?"
+        counts[key] = counts.get(key, 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{k} {n}" for k, n in counts.items())
+
+
+def _print_rounds(
+    chat_messages: Sequence[Message],
+    rounds: Sequence[Round],
+    prefix: Sequence[int],
+    result: TrimResult,
+    out: TextIO,
+    each: bool,
+) -> None:
+    """One line per run of consecutive rounds with the same decisions (per round with ``each``)."""
+    rows = [["rounds", "messages", "decision", "tokens"]]
+    run: list[Round] = []
+    run_key = ""
+
+    def flush() -> None:
+        if not run:
+            return
+        first, last = run[0], run[-1]
+        label = f"{first.index}" if len(run) == 1 else f"{first.index}-{last.index}"
+        span = (
+            f"{first.start}" if last.stop - first.start == 1 else f"{first.start}-{last.stop - 1}"
+        )
+        tokens = prefix[last.stop] - prefix[first.start]
+        rows.append([label, span, run_key, f"{tokens:,}"])
+
+    for r in rounds:
+        key = _round_decision(r.slice(chat_messages), result)
+        if run and (each or key != run_key):
+            flush()
+            run = []
+        run_key = key
+        run.append(r)
+    flush()
+    if len(rows) > 1:
+        _table(rows, [False, False, False, True], out)
+
+
+def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
+    messages = _load_args(args)
+    counter = get_counter(args.model)
+    strategy = _strategy_from(args)
+    summarizer = _summarizer_for(args, strategy, counter)
+    chat = counter.counted(messages)
+    result = strategy.apply(chat.messages, counter, summarizer)
+    if args.show_request:
+        request_out = sys.stderr if args.json else out
+        if result.summary_request is None:
+            print("summarizer request: none (the strategy did not summarize)", file=request_out)
+        else:
+            model = summarizer.model if summarizer is not None else None
+            body = result.summary_request.body(model or None)
+            print(json.dumps(body, indent=2, ensure_ascii=False), file=request_out)
+    if args.json:
+        payload = messages_to_openai(result.messages)
+        print(json.dumps(payload, indent=2, ensure_ascii=False), file=out)
+        return EXIT_OK
+    print(f"strategy: {strategy.name} {_params_text(strategy)}", file=out)
+    _print_rounds(chat.messages, chat.rounds(), chat.prefix, result, out, args.rounds)
+    for m in result.inserted:
+        flags = " (compaction)" if m.is_compaction else " (summary)" if m.is_summary else ""
+        print(
+            f"inserted: {m.role.value}{flags} {m.id}, {counter.count_message(m):,} tokens",
+            file=out,
+        )
+    counts = result.decision_counts()
+    spread = ", ".join(f"{d.value} {counts[d]:,}" for d in Decision if counts[d])
+    saved = result.tokens_saved / result.tokens_before * 100 if result.tokens_before else 0.0
+    print(f"messages: {len(chat):,} -> {len(result.messages):,} ({spread})", file=out)
+    print(
+        f"tokens: {result.tokens_before:,} -> {result.tokens_after:,} "
+        f"(saved {result.tokens_saved:,}, {saved:.1f}%; {counter.label})",
+        file=out,
+    )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=out)
+    _problems(result.messages, counter, out)
+    return EXIT_OK
+
+
+def _params_text(strategy: Strategy) -> str:
+    values = [
+        f"{info.name}={_value_text(_get(strategy, info.path))}"
+        for info in parameters(type(strategy))
+        if not info.spec.multiline
+    ]
+    return "(" + ", ".join(values) + ")" if values else ""
+
+
+def _get(obj: Any, path: Sequence[str]) -> Any:
+    for part in path:
+        obj = getattr(obj, part)
+    return obj
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value) or "()"
+    return str(value)
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+_REPLAY_HEAD = 10  # rows shown at each end of a long replay
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.4f}"
+
+
+def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.replay import replay
+
+    messages = _load_args(args)
+    counter = get_counter(args.model)
+    strategy = _strategy_from(args)
+    summarizer = _summarizer_for(args, strategy, counter)
+    price_model = args.price_model or args.model
+    result = replay(messages, strategy, counter, summarizer=summarizer, model=price_model)
+    print(f"replay: {strategy.name} {_params_text(strategy)}, priced as {price_model}", file=out)
+    header = ["turn", "msg", "untrimmed", "sent", "sent msgs", "summ", "cost", "cumulative"]
+    rows = [header]
+    shown = list(result.rows)
+    skipped = 0
+    if not args.all and len(shown) > 2 * _REPLAY_HEAD + 1:
+        skipped = len(shown) - 2 * _REPLAY_HEAD
+        shown = shown[:_REPLAY_HEAD] + shown[-_REPLAY_HEAD:]
+    for k, row in enumerate(shown):
+        if skipped and k == _REPLAY_HEAD:
+            rows.append(["…", f"({skipped:,} calls)", "", "", "", "", "", ""])
+        rows.append(
+            [
+                str(row.turn),
+                str(row.message_index),
+                f"{row.tokens_untrimmed:,}",
+                f"{row.tokens_sent:,}",
+                f"{row.messages_sent:,}",
+                str(row.summarizer_calls) if row.summarizer_calls else "",
+                _money(row.call_cost),
+                _money(row.cumulative_cost),
+            ]
+        )
+    if len(rows) > 1:
+        _table(rows, [True, True, True, True, True, True, True, True], out)
+    print(
+        f"calls: {len(result):,}; input tokens {result.tokens_untrimmed:,} untrimmed -> "
+        f"{result.tokens_sent:,} sent (saved {result.saved_fraction * 100:.1f}%)",
+        file=out,
+    )
+    if result.summarizer_calls:
+        print(
+            f"summarizer: {_plural(result.summarizer_calls, 'call')}, "
+            f"{result.summary_input_tokens:,} input / {result.summary_output_tokens:,} output "
+            "tokens",
+            file=out,
+        )
+    print(
+        f"cost: {_money(result.total_cost)} with {strategy.name}, "
+        f"{_money(result.total_cost_untrimmed)} untrimmed",
+        file=out,
+    )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=out)
+    if args.csv:
+        result.to_csv(args.csv)
+        print(f"wrote {_plural(len(result), 'row')} to {args.csv}", file=out)
+    return EXIT_OK
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+
+def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
+    for name in strategy_names():
+        cls = get_strategy_class(name)
+        print(f"{name}: {cls.title}", file=out)
+        print(f"  {cls.summary}", file=out)
+        for info in parameters(cls):
+            spec = info.spec
+            bounds = []
+            if spec.min is not None:
+                bounds.append(f">= {spec.min:g}")
+            if spec.max is not None:
+                bounds.append(f"<= {spec.max:g}")
+            extra = f", {' and '.join(bounds)}" if bounds else ""
+            unit = f" {spec.unit}" if spec.unit else ""
+            default = info.default
+            shown = (
+                f"{len(default):,} characters"
+                if isinstance(default, str) and (spec.multiline or len(default) > 40)
+                else _value_text(default)
+            )
+            print(f"  --param {info.name}=<{info.kind}>  default {shown}{extra}{unit}", file=out)
+            print(f"      {spec.help}", file=out)
+    return EXIT_OK
+
+
+# -- parser ------------------------------------------------------------------------------------
+
+
+def _add_chat_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chat", metavar="CHAT", help="chat file (OpenAI JSON/JSONL, Anthropic, ...)")
+    p.add_argument(
+        "--model", default="gpt-4o", help="model or tokenizer to count with (default gpt-4o)"
+    )
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", *FORMATS),
+        metavar="F",
+        help=f"input format: auto (default) or one of {', '.join(FORMATS)}",
+    )
+    p.add_argument(
+        "--conversation",
+        default=None,
+        metavar="N",
+        help="which conversation of a multi-conversation file: 0-based index, id or title",
+    )
+    p.add_argument(
+        "--jsonl-mode",
+        default="auto",
+        choices=("auto", "messages", "conversations"),
+        help="JSONL files: one message per line, or one conversation per line (default: auto)",
+    )
+
+
+def _add_strategy_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategy", required=True, help="strategy name (see: ctxlab strategies)")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a strategy parameter by name; repeat for several",
+    )
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="OpenAI-compatible server for summarizing strategies (key from OPENAI_API_KEY)",
+    )
+    p.add_argument(
+        "--summarizer-model",
+        default=None,
+        help="model of the real summarizer (default: the offline extractive summarizer)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ctxlab",
+        description="See and tune how LLM chat context is trimmed.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    show = sub.add_parser("show", help="rounds, roles and tokens of a chat")
+    _add_chat_args(show)
+    show.set_defaults(run=_cmd_show)
+
+    trim = sub.add_parser("trim", help="apply a strategy and show what it keeps")
+    _add_chat_args(trim)
+    _add_strategy_args(trim)
+    trim.add_argument(
+        "--json",
+        action="store_true",
+        help="print only the trimmed context as OpenAI JSON (exactly what would be sent)",
+    )
+    trim.add_argument(
+        "--show-request",
+        action="store_true",
+        help="print the exact summarizer request body (to stderr with --json)",
+    )
+    trim.add_argument(
+        "--rounds", action="store_true", help="one line per round instead of per run of rounds"
+    )
+    trim.set_defaults(run=_cmd_trim)
+
+    rep = sub.add_parser("replay", help="apply a strategy before every assistant turn")
+    _add_chat_args(rep)
+    _add_strategy_args(rep)
+    rep.add_argument("--csv", default=None, metavar="OUT", help="write one row per call to OUT")
+    rep.add_argument(
+        "--price-model", default=None, help="model whose price costs the calls (default --model)"
+    )
+    rep.add_argument("--all", action="store_true", help="print every call, not a summary")
+    rep.set_defaults(run=_cmd_replay)
+
+    strategies = sub.add_parser("strategies", help="list strategies and their parameters")
+    strategies.set_defaults(run=_cmd_strategies)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ctxlab`` command; returns the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    out = sys.stdout
+    try:
+        args = parser.parse_args(argv)
+        status: int = args.run(args, out)
+        return status
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except (_UsageError, CtxlabError, OSError, UnicodeDecodeError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            return EXIT_OK
+        print(f"ctxlab: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("ctxlab: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}"
+    return " ".join(text.split())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

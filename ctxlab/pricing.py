@@ -1,0 +1,343 @@
+"""Model prices and the cost of one model call: an editable table with an as-of date.
+
+Prices change often and differ by region, tier and contract: this table is a convenience, not a
+quote. Every figure is in US dollars per million tokens (input, cached input, output), copied
+from the providers' public list prices (OpenAI, Anthropic, DeepSeek, Google) for standard,
+non-batch, short-context use. Edit it: :meth:`PriceTable.with_price` adds or overrides a model,
+:meth:`PriceTable.from_csv` / :meth:`PriceTable.from_mapping` load your own figures, and
+:meth:`PriceTable.to_csv` writes the table out as a starting point.
+
+The cost of one call is::
+
+    (input_tokens - cached_input_tokens) * input_per_mtok
+    + cached_input_tokens * cached_input_per_mtok      (input_per_mtok when no cache price)
+    + output_tokens * output_per_mtok
+    all divided by 1,000,000
+
+``input_tokens`` includes the cached ones, as in OpenAI's ``usage.prompt_tokens``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from ctxlab.errors import ParameterError
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PRICES_AS_OF",
+    "PRICES_SOURCE",
+    "ModelPrice",
+    "PriceTable",
+    "normalize_model_name",
+]
+
+PRICES_AS_OF = "2026-11-29"
+PRICES_SOURCE = (
+    "Providers' public list prices (openai.com/api/pricing, anthropic.com/pricing, "
+    "api-docs.deepseek.com pricing, ai.google.dev pricing), standard tier, prompts under 200k "
+    "tokens, as known when this table was compiled (it was not fetched live). Prices change: "
+    "check the providers' pages and edit the table (PriceTable.with_price / from_csv)."
+)
+
+_MTOK = 1_000_000
+_CSV_FIELDS = ("model", "input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """USD per million tokens for one model.
+
+    ``cached_input_per_mtok`` is the price of prompt tokens served from the provider's prompt
+    cache, or None when the model has no cache discount (cached tokens then cost the input
+    price). All prices are finite and >= 0.
+    """
+
+    model: str
+    input_per_mtok: float
+    cached_input_per_mtok: float | None
+    output_per_mtok: float
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ParameterError("a price needs a model name")
+        for name in _CSV_FIELDS[1:]:
+            value = getattr(self, name)
+            if value is None and name == "cached_input_per_mtok":
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ParameterError(
+                    f"price of {self.model!r}: {name} must be a number >= 0, got {value!r}"
+                )
+
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """USD of one call (formula in the module docstring).
+
+        Raises:
+            ParameterError: a negative token count, or more cached than input tokens.
+        """
+        if input_tokens < 0 or output_tokens < 0 or cached_input_tokens < 0:
+            raise ParameterError("token counts must be >= 0")
+        if cached_input_tokens > input_tokens:
+            raise ParameterError(
+                f"cached_input_tokens ({cached_input_tokens}) exceeds input_tokens "
+                f"({input_tokens}): input tokens include the cached ones"
+            )
+        cached_price = (
+            self.input_per_mtok
+            if self.cached_input_per_mtok is None
+            else self.cached_input_per_mtok
+        )
+        return (
+            (input_tokens - cached_input_tokens) * self.input_per_mtok
+            + cached_input_tokens * cached_price
+            + output_tokens * self.output_per_mtok
+        ) / _MTOK
+
+
+# A dated snapshot or alias suffix: gpt-4o-2024-08-06, gpt-4-0613, o3-2025-04-16, ...-latest.
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest|preview)$")
+
+
+def normalize_model_name(model: str) -> str:
+    """The table key for ``model``: lower case, no provider prefix, no dated-snapshot suffix.
+
+    >>> normalize_model_name("openai/GPT-4o-2024-08-06")
+    'gpt-4o'
+    >>> normalize_model_name("gpt-4-0613")
+    'gpt-4'
+    """
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    while True:
+        stripped = _SNAPSHOT.sub("", name)
+        if stripped == name or not stripped:
+            return name
+        name = stripped
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """Prices by model name; immutable (edits return a new table).
+
+    Lookups are exact first, then by :func:`normalize_model_name`, so dated snapshots such as
+    ``gpt-4o-2024-08-06`` find ``gpt-4o``. An unknown model has no price (None), never an error.
+    """
+
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    as_of: str = PRICES_AS_OF
+    source: str = PRICES_SOURCE
+
+    @classmethod
+    def of(
+        cls, prices: Iterable[ModelPrice], as_of: str = PRICES_AS_OF, source: str = ""
+    ) -> PriceTable:
+        """A table of ``prices`` (a later entry for the same model wins)."""
+        return cls({p.model: p for p in prices}, as_of, source)
+
+    def __len__(self) -> int:
+        return len(self.prices)
+
+    def __contains__(self, model: object) -> bool:
+        return isinstance(model, str) and self.get(model) is not None
+
+    def models(self) -> list[str]:
+        return list(self.prices)
+
+    def get(self, model: str) -> ModelPrice | None:
+        """The price of ``model``, or None when the table does not know it."""
+        hit = self.prices.get(model)
+        if hit is not None:
+            return hit
+        key = normalize_model_name(model)
+        hit = self.prices.get(key)
+        if hit is not None:
+            return hit
+        for price in self.prices.values():
+            if normalize_model_name(price.model) == key:
+                return price
+        return None
+
+    def with_price(
+        self,
+        model: str | ModelPrice,
+        input_per_mtok: float | None = None,
+        output_per_mtok: float | None = None,
+        cached_input_per_mtok: float | None = None,
+    ) -> PriceTable:
+        """A copy with one model added or replaced.
+
+        Args:
+            model: a :class:`ModelPrice`, or the model name (then give the prices).
+            input_per_mtok / output_per_mtok: USD per million input / output tokens.
+            cached_input_per_mtok: USD per million cached input tokens, or None for no discount.
+        """
+        if isinstance(model, ModelPrice):
+            price = model
+        else:
+            if input_per_mtok is None or output_per_mtok is None:
+                raise ParameterError(f"price of {model!r} needs input and output prices")
+            price = ModelPrice(model, input_per_mtok, cached_input_per_mtok, output_per_mtok)
+        return PriceTable({**self.prices, price.model: price}, self.as_of, self.source)
+
+    def cost(
+        self, model: str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+    ) -> float | None:
+        """USD of one call to ``model``, or None when the model has no price."""
+        price = self.get(model)
+        if price is None:
+            return None
+        return price.cost(input_tokens, output_tokens, cached_input_tokens)
+
+    # -- editing: mappings and CSV ---------------------------------------------------------------
+    @classmethod
+    def from_mapping(
+        cls, data: Mapping[str, Any], as_of: str = PRICES_AS_OF, source: str = "user mapping"
+    ) -> PriceTable:
+        """A table from ``{model: {"input_per_mtok": .., "output_per_mtok": .., ...}}``.
+
+        A value may also be a sequence ``(input, cached_input, output)``.
+
+        Raises:
+            ParameterError: a missing or invalid price, naming the model.
+        """
+        out: list[ModelPrice] = []
+        for model, value in data.items():
+            if isinstance(value, ModelPrice):
+                out.append(value)
+            elif isinstance(value, Mapping):
+                out.append(_price_from_fields(model, value, f"model {model!r}"))
+            elif isinstance(value, list | tuple) and len(value) == 3:
+                out.append(ModelPrice(model, value[0], value[1], value[2]))
+            else:
+                raise ParameterError(
+                    f"model {model!r}: expected a mapping of prices or "
+                    f"(input, cached_input, output), got {value!r}"
+                )
+        return cls.of(out, as_of, source)
+
+    def to_mapping(self) -> dict[str, dict[str, float | None]]:
+        return {
+            p.model: {
+                "input_per_mtok": p.input_per_mtok,
+                "cached_input_per_mtok": p.cached_input_per_mtok,
+                "output_per_mtok": p.output_per_mtok,
+            }
+            for p in self.prices.values()
+        }
+
+    @classmethod
+    def from_csv(
+        cls, source: str | os.PathLike[str] | IO[str], as_of: str = PRICES_AS_OF
+    ) -> PriceTable:
+        """A table from CSV with columns model, input_per_mtok, cached_input_per_mtok,
+        output_per_mtok (an empty cached price means no cache discount).
+
+        Raises:
+            ParameterError: a missing column or a bad number, naming the line.
+        """
+        if isinstance(source, str | os.PathLike):
+            with open(source, encoding="utf-8", newline="") as handle:
+                return cls._read_csv(handle, as_of, f"CSV file {os.fspath(source)}")
+        return cls._read_csv(source, as_of, "CSV")
+
+    @classmethod
+    def _read_csv(cls, handle: IO[str], as_of: str, label: str) -> PriceTable:
+        reader = csv.DictReader(handle)
+        missing = [c for c in _CSV_FIELDS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ParameterError(f"{label}: missing column(s) {', '.join(missing)}")
+        prices = [
+            _price_from_fields(row["model"], row, f"{label} line {reader.line_num}")
+            for row in reader
+        ]
+        return cls.of(prices, as_of, label)
+
+    def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
+        """Write the table as CSV to ``target`` (path or text stream); returns the CSV text."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(_CSV_FIELDS)
+        for p in self.prices.values():
+            cached = "" if p.cached_input_per_mtok is None else f"{p.cached_input_per_mtok:g}"
+            writer.writerow([p.model, f"{p.input_per_mtok:g}", cached, f"{p.output_per_mtok:g}"])
+        text = buffer.getvalue()
+        if isinstance(target, str | os.PathLike):
+            with open(target, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+        elif target is not None:
+            target.write(text)
+        return text
+
+
+def _price_from_fields(model: Any, row: Mapping[str, Any], where: str) -> ModelPrice:
+    def number(key: str, optional: bool = False) -> float | None:
+        raw = row.get(key)
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            if optional:
+                return None
+            raise ParameterError(f"{where}: {key} is missing")
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{where}: {key} must be a number, got {raw!r}") from None
+
+    name = str(model or "").strip()
+    if not name:
+        raise ParameterError(f"{where}: model is missing")
+    inp = number("input_per_mtok")
+    out = number("output_per_mtok")
+    assert inp is not None and out is not None  # not optional: number() raised otherwise
+    try:
+        return ModelPrice(name, inp, number("cached_input_per_mtok", optional=True), out)
+    except ParameterError as exc:
+        raise ParameterError(f"{where}: {exc}") from None
+
+
+# USD per million tokens: (input, cached input, output). Standard tier, short prompts.
+_DEFAULTS: tuple[ModelPrice, ...] = (
+    # OpenAI
+    ModelPrice("gpt-5", 1.25, 0.125, 10.00),
+    ModelPrice("gpt-5-mini", 0.25, 0.025, 2.00),
+    ModelPrice("gpt-5-nano", 0.05, 0.005, 0.40),
+    ModelPrice("gpt-4.1", 2.00, 0.50, 8.00),
+    ModelPrice("gpt-4.1-mini", 0.40, 0.10, 1.60),
+    ModelPrice("gpt-4.1-nano", 0.10, 0.025, 0.40),
+    ModelPrice("gpt-4o", 2.50, 1.25, 10.00),
+    ModelPrice("gpt-4o-mini", 0.15, 0.075, 0.60),
+    ModelPrice("o3", 2.00, 0.50, 8.00),
+    ModelPrice("o4-mini", 1.10, 0.275, 4.40),
+    ModelPrice("gpt-4-turbo", 10.00, None, 30.00),
+    ModelPrice("gpt-4", 30.00, None, 60.00),
+    ModelPrice("gpt-3.5-turbo", 0.50, None, 1.50),
+    # Anthropic (cached = cache read)
+    ModelPrice("claude-opus-4", 15.00, 1.50, 75.00),
+    ModelPrice("claude-opus-4-1", 15.00, 1.50, 75.00),
+    ModelPrice("claude-sonnet-4", 3.00, 0.30, 15.00),
+    ModelPrice("claude-sonnet-4-5", 3.00, 0.30, 15.00),
+    ModelPrice("claude-3-7-sonnet", 3.00, 0.30, 15.00),
+    ModelPrice("claude-haiku-4-5", 1.00, 0.10, 5.00),
+    ModelPrice("claude-3-5-haiku", 0.80, 0.08, 4.00),
+    # DeepSeek (cached = cache hit)
+    ModelPrice("deepseek-chat", 0.28, 0.028, 0.42),
+    ModelPrice("deepseek-reasoner", 0.28, 0.028, 0.42),
+    # Google (prompts <= 200k tokens)
+    ModelPrice("gemini-2.5-pro", 1.25, 0.125, 10.00),
+    ModelPrice("gemini-2.5-flash", 0.30, 0.03, 2.50),
+    ModelPrice("gemini-2.5-flash-lite", 0.10, 0.01, 0.40),
+    # ctxlab's OfflineSummarizer runs locally: free.
+    ModelPrice("offline-extractive", 0.0, 0.0, 0.0),
+)
+
+DEFAULT_PRICES = PriceTable.of(_DEFAULTS, PRICES_AS_OF, PRICES_SOURCE)
