@@ -1,0 +1,162 @@
+"""Fixtures for the real-browser tests: one ``streamlit run`` server and one chromium per session.
+
+Every test in this folder is marked ``browser``; the folder is skipped with a reason when
+/usr/bin/chromium is missing (``scripts/install_system_deps.sh`` installs it, and CI runs that).
+The server's stdout and stderr go to ``test-artifacts/streamlit-server.log`` so tests can check
+what the app logged; a failing test leaves a screenshot in ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT_S = 60.0
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test of this folder ``browser``; skip them all when chromium is missing."""
+    skip = pytest.mark.skip(
+        reason=f"{CHROMIUM} not found: run `bash scripts/install_system_deps.sh` "
+        "(Debian chromium) to enable the browser tests"
+    )
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+            if not CHROMIUM.exists():
+                item.add_marker(skip)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the item so the ``page`` fixture can see a failure."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return bool(response.status == 200 and response.read().strip() == b"ok")
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def streamlit_log() -> Path:
+    """The file that receives the test server's stdout and stderr."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / "streamlit-server.log"
+
+
+@pytest.fixture(scope="session")
+def streamlit_server(streamlit_log: Path) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free local port; yield its base URL."""
+    if not (REPO / "app.py").exists():
+        pytest.skip("app.py does not exist yet")
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless=true",
+        "--server.address=127.0.0.1",
+        f"--server.port={port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with streamlit_log.open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+            while not _healthy(base_url):
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"streamlit exited with {process.returncode} before it was healthy; "
+                        f"see {streamlit_log}"
+                    )
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"streamlit was not healthy after {SERVER_START_TIMEOUT_S:.0f} s; "
+                        f"see {streamlit_log}"
+                    )
+                time.sleep(0.2)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Debian chromium for the session (no ``playwright install`` needed)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: run `bash scripts/install_system_deps.sh`")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: object, request: pytest.FixtureRequest) -> Iterator[object]:
+    """A fresh 1600x1000 page per test; a screenshot lands in test-artifacts/ on failure."""
+    from playwright.sync_api import Browser
+
+    assert isinstance(browser, Browser)
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            ARTIFACTS.mkdir(exist_ok=True)
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid)[-120:]
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"FAILED-{name}.png"), full_page=True)
+            except Exception as exc:  # the page may be gone; the test failure matters more
+                print(f"could not save a screenshot: {exc}")
+        context.close()
