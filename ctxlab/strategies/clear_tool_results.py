@@ -257,7 +257,7 @@ class ClearToolResults(Strategy):
         index = self._index(chat, counter)
         total = chat.total
         k, saved = self._cleared_count(index, len(index.positions), total)
-        decisions = dict.fromkeys((m.id for m in chat.messages), Decision.KEPT)
+        decisions = dict.fromkeys(chat.ids, Decision.KEPT)
         warnings: tuple[str, ...] = ()
         if k == 0:
             if total > self.trigger_tokens and self.clear_at_least > 0:
@@ -271,14 +271,22 @@ class ClearToolResults(Strategy):
                 chat.messages, decisions, total, total, warnings=warnings, strategy=self.name
             )
         out = list(chat.messages)
+        # Stand-ins depend only on the message and the placeholder: built once per chat, so
+        # moving a slider re-uses them instead of copying thousands of messages again.
+        stand_ins: dict[int, Message] = chat.derived(
+            ("clear-tool-results-stand-ins", self.placeholder), lambda _: {}
+        )
         emptied: dict[int, set[int]] = {}
         for pos, who, ok in zip(
             index.positions[:k], index.callers[:k], index.clearable[:k], strict=True
         ):
             if not ok:
                 continue
-            out[pos] = out[pos].replace(content=self.placeholder)
-            decisions[out[pos].id] = Decision.CLEARED
+            stand_in = stand_ins.get(pos)
+            if stand_in is None:
+                stand_in = stand_ins.setdefault(pos, out[pos].replace(content=self.placeholder))
+            out[pos] = stand_in
+            decisions[stand_in.id] = Decision.CLEARED
             if self.clear_tool_inputs and who is not None:
                 emptied.setdefault(who[0], set()).add(who[1])
         for caller, calls in emptied.items():
@@ -290,7 +298,10 @@ class ClearToolResults(Strategy):
                 )
             )
             decisions[original.id] = Decision.CLEARED
-        inserted = [m for m, orig in zip(out, chat.messages, strict=True) if m is not orig]
+        changed = sorted(
+            {pos for pos in index.positions[:k] if out[pos] is not chat.messages[pos]} | {*emptied}
+        )
+        inserted = [out[pos] for pos in changed]
         return TrimResult(
             messages=tuple(out),
             decisions=decisions,
