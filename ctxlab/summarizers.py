@@ -50,8 +50,23 @@ __all__ = [
     "SummaryCache",
     "SummaryRequest",
     "SummaryResponse",
+    "output_cap_field",
     "shared_cache",
 ]
+
+
+# Reasoning models (o1, o3, o4, gpt-5 families) reject max_tokens and take this instead.
+_COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def output_cap_field(model: str) -> str:
+    """The Chat Completions field that caps output tokens for ``model``.
+
+    >>> output_cap_field("gpt-4o-mini"), output_cap_field("o3-mini")
+    ('max_tokens', 'max_completion_tokens')
+    """
+    base = model.rsplit("/", 1)[-1]
+    return "max_completion_tokens" if base.startswith(_COMPLETION_TOKENS_PREFIXES) else "max_tokens"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +103,7 @@ class SummaryRequest:
             "messages": [dict(m) for m in self.messages],
         }
         if self.max_tokens is not None:
-            out["max_tokens"] = self.max_tokens
+            out[output_cap_field(out["model"])] = self.max_tokens
         return out
 
     def cache_key(self, model: str | None = None) -> str:
@@ -311,12 +326,18 @@ class SummaryCache:
         self.directory = Path(directory) if directory is not None else None
         self._memory: dict[str, SummaryResponse] = {}
         self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._memory)
+
+    def key_lock(self, key: str) -> threading.Lock:
+        """A lock per key, so concurrent callers of one request make one call (single flight)."""
+        with self._lock:
+            return self._key_locks.setdefault(key, threading.Lock())
 
     def _path(self, key: str) -> Path | None:
         if self.directory is None:
@@ -524,12 +545,15 @@ class OpenAISummarizer:
             SummarizerError: no key (and no ``base_url``), or the call failed; see the class.
         """
         key = self.cache_key(request)
-        if self.cache is not None:
+        if self.cache is None:
+            return self._complete(request.body(request.model or self.model))
+        # Two sessions asking the same request at once: the second waits for the first's answer
+        # instead of paying for it again.
+        with self.cache.key_lock(key):
             hit = self.cache.get(key)
             if hit is not None:
                 return hit
-        response = self._complete(request.body(request.model or self.model))
-        if self.cache is not None:
+            response = self._complete(request.body(request.model or self.model))
             self.cache.put(key, response)
         return response
 
@@ -685,8 +709,9 @@ class OpenAISummarizer:
             raise SummarizerError(not_cc.format(why="no choices"))
         choice = choices[0]
         if choice.get("finish_reason") == "length":
-            cap = body.get("max_tokens")
-            limit = f"max_tokens={cap}" if cap is not None else "the model's output limit"
+            field = output_cap_field(str(body.get("model", "")))
+            cap = body.get(field)
+            limit = f"{field}={cap}" if cap is not None else "the model's output limit"
             raise SummarizerError(
                 f"the summary was cut at {limit} (finish_reason 'length'): raise "
                 "summary_max_tokens (or leave it empty) and summarize again"

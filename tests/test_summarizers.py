@@ -454,3 +454,34 @@ def test_the_key_never_appears_in_logs_even_at_debug_level(
     summarizer.summarize(REQUEST)
     assert caplog.records  # the client did log at debug level
     assert KEY not in caplog.text and KEY[8:24] not in caplog.text
+
+
+def test_reasoning_models_get_max_completion_tokens_instead_of_max_tokens() -> None:
+    request = SummaryRequest(({"role": "user", "content": "x"},), model="o3-mini", max_tokens=50)
+    assert request.body() == {
+        "model": "o3-mini",
+        "messages": [{"role": "user", "content": "x"}],
+        "max_completion_tokens": 50,
+    }
+    assert request.body("gpt-4o")["max_tokens"] == 50
+    assert "max_tokens" not in request.body("openai/gpt-5-mini")
+
+
+def test_two_sessions_asking_the_same_request_at_once_pay_for_one_call(
+    fake_openai: FakeOpenAI,
+) -> None:
+    fake_openai.delay = 0.5
+    fake_openai.script("slow")
+    shared = SummaryCache()
+    first, second = make(fake_openai, cache=shared), make(fake_openai, cache=shared)
+    answers: list[SummaryResponse] = []
+    threads = [
+        threading.Thread(target=lambda s=s: answers.append(s.summarize(REQUEST)))
+        for s in (first, second)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert len(answers) == 2 and answers[0].text == answers[1].text
+    assert len(fake_openai.chat_requests()) == 1
