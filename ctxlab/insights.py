@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ctxlab.model import Message, Role
 
 if TYPE_CHECKING:
+    from ctxlab.strategies.base import Strategy
     from ctxlab.tokens import TokenCounter
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "FactCheck",
     "FactRetention",
     "LineageEntry",
+    "ResummarizationGuard",
     "ResummarizationRisk",
     "TokenDisagreement",
     "cache_series",
@@ -39,7 +41,10 @@ __all__ = [
     "cached_input_tokens",
     "extract_facts",
     "fact_retention",
+    "resummarization_guard",
     "resummarization_risk",
+    "same_when_sent",
+    "sent_form",
     "summary_lineage",
     "token_disagreement",
     "word_diff",
@@ -198,8 +203,14 @@ def fact_retention(
 # -- prompt cache ------------------------------------------------------------------------------
 
 
-def _sent_form(m: Message) -> tuple[object, ...]:
+def sent_form(m: Message) -> tuple[object, ...]:
+    """What a provider receives of ``m`` (ids and ctxlab's own fields aside)."""
     return (m.role, m.content, m.name, m.tool_calls, m.tool_call_id)
+
+
+def same_when_sent(a: Message, b: Message) -> bool:
+    """True when two messages are identical in the form a provider receives (ids aside)."""
+    return a is b or sent_form(a) == sent_form(b)
 
 
 def _common_prefix_length(previous: Sequence[Message], following: Sequence[Message]) -> int:
@@ -208,7 +219,7 @@ def _common_prefix_length(previous: Sequence[Message], following: Sequence[Messa
     if prev == nxt:  # the usual case between two calls: C-speed identity comparisons
         return limit
     k = 0
-    while k < limit and (prev[k] is nxt[k] or _sent_form(prev[k]) == _sent_form(nxt[k])):
+    while k < limit and (prev[k] is nxt[k] or sent_form(prev[k]) == sent_form(nxt[k])):
         k += 1
     return k
 
@@ -320,6 +331,49 @@ def resummarization_risk(
             f"{trigger_token_budget - floor:,} below the trigger: compactions are spaced out."
         )
     return ResummarizationRisk(fires, floor, trigger_token_budget, suggestion)
+
+
+@dataclass(frozen=True, slots=True)
+class ResummarizationGuard:
+    """The risk of one configured strategy and the parameter change that removes it."""
+
+    risk: ResummarizationRisk
+    changes: dict[str, int]  # parameter name -> suggested value; empty when nothing fires
+
+
+_GUARD_FIELDS = ("trigger_token_budget", "keep_recent_messages")
+
+
+def resummarization_guard(
+    strategy: Strategy, messages: Sequence[Message], counter: TokenCounter
+) -> ResummarizationGuard | None:
+    """:func:`resummarization_risk` for any summarizing strategy, read from its parameters.
+
+    Works for every strategy with ``uses_summarizer`` whose parameters (by leaf name, see
+    :func:`ctxlab.strategies.registry.current_params`) include ``trigger_token_budget`` and
+    ``keep_recent_messages``; None for any other strategy. The suggested trigger is the floor
+    times 1.5, rounded up to a multiple of 100.
+    """
+    if not strategy.uses_summarizer:
+        return None
+    from ctxlab.strategies.registry import current_params
+
+    params = current_params(strategy)
+    trigger, keep = (params.get(name) for name in _GUARD_FIELDS)
+    if not isinstance(trigger, int) or not isinstance(keep, int):
+        return None
+    cap = params.get("summary_max_tokens")
+    risk = resummarization_risk(
+        messages,
+        trigger_token_budget=trigger,
+        keep_recent_messages=keep,
+        summary_max_tokens=cap if isinstance(cap, int) else None,
+        counter=counter,
+    )
+    changes: dict[str, int] = {}
+    if risk.fires_every_call:
+        changes["trigger_token_budget"] = -(-int(risk.floor_tokens * 1.5) // 100) * 100
+    return ResummarizationGuard(risk, changes)
 
 
 # -- token-count disagreement ----------------------------------------------------------------------

@@ -12,7 +12,26 @@ The context of the model call that produced assistant message ``i`` is the histo
   compacted history plus the chat's messages since that compaction; the strategy is applied to it
   and, when it returns ``replace=True``, its messages become the new compacted history.
 
-Cost of one call (prices from :mod:`ctxlab.pricing`, no prompt-cache discount assumed)::
+Prompt cache. For each call, ``cacheable_prefix_tokens`` is the number of leading tokens of
+the context identical to the previous call's context (whole messages in their sent form, as
+:func:`ctxlab.insights.cacheable_prefix`; reply priming excluded; 0 on the first call), and
+``cached_tokens`` the part OpenAI bills as cached (:func:`ctxlab.insights.cached_input_tokens`:
+at least 1,024 tokens, in steps of 128). ``call_cost_with_cache`` bills the cached tokens at
+``ModelPrice.cached_input_per_mtok`` (the input price when the model has none).
+
+How the context of each call is known without materializing it:
+
+* replacement strategies: the replay holds every call's context already (``result.messages``);
+* projections describe their context in the :class:`~ctxlab.strategies.base.Projection` they
+  return: the first ``pinned`` instruction messages, then ``messages[start:end]``, with the first
+  ``edited`` of a per-chat list of edit sites replaced (cleared tool results). Two such
+  descriptions give the common prefix exactly, in O(pinned + log n): the whole previous call
+  when both runs are aligned and no new edit site appeared, else up to the first difference.
+  A projection that does not describe itself is materialized with ``apply()`` when the chat has
+  at most :data:`EXACT_CONTEXT_LIMIT` messages, and for at most :data:`FALLBACK_APPLIES` calls
+  on a longer chat; past that its cache columns are None.
+
+Cost of one call (prices from :mod:`ctxlab.pricing`; ``call_cost`` assumes no prompt cache)::
 
     call_cost    = tokens_sent * input_price + output_tokens * output_price      (per token)
     summary_cost = summary_input_tokens * summarizer input price
@@ -31,19 +50,40 @@ from __future__ import annotations
 import csv
 import io
 import os
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import IO, Any
 
 from ctxlab.counted import CountedChat
 from ctxlab.errors import SummarizerError
+from ctxlab.insights import (
+    LineageEntry,
+    cacheable_prefix,
+    cached_input_tokens,
+    sent_form,
+    summary_lineage,
+)
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
-from ctxlab.strategies.base import Strategy, TrimResult
+from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
 from ctxlab.tokens import TokenCounter
 
-__all__ = ["Replay", "ReplayRow", "assistant_turns", "replay"]
+__all__ = [
+    "EXACT_CONTEXT_LIMIT",
+    "FALLBACK_APPLIES",
+    "Compaction",
+    "Replay",
+    "ReplayRow",
+    "assistant_turns",
+    "replay",
+]
+
+EXACT_CONTEXT_LIMIT = 2_000
+"""Longest chat on which a projection of unrecognised shape is materialized for cache columns."""
+FALLBACK_APPLIES = 64
+"""Calls of unrecognised shape materialized on a chat longer than :data:`EXACT_CONTEXT_LIMIT`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +109,12 @@ class ReplayRow:
     cumulative_cost: float | None
     call_cost_untrimmed: float | None
     cumulative_cost_untrimmed: float | None
+    # Prompt cache (see the module docstring); None when the context of the call could not be
+    # derived cheaply (an unrecognised projection on a chat over EXACT_CONTEXT_LIMIT messages).
+    cacheable_prefix_tokens: int | None = None
+    cached_tokens: int | None = None
+    call_cost_with_cache: float | None = None
+    cumulative_cost_with_cache: float | None = None
 
     @property
     def tokens_saved(self) -> int:
@@ -76,6 +122,22 @@ class ReplayRow:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(ReplayRow))
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """One compaction a replay performed: before which call, what it folded, what it wrote.
+
+    ``folded_ids`` are the ids of the chat's own messages folded by this compaction (earlier
+    compaction pairs it replaced are not listed); ``compaction`` is the inserted user message
+    (``is_compaction``) and ``summary`` the assistant summary message, when the strategy made one.
+    """
+
+    turn: int
+    message_index: int
+    compaction: Message
+    summary: Message | None
+    folded_ids: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +166,41 @@ class Replay:
     _counter: TokenCounter | None = field(default=None, repr=False)
     _chat: CountedChat | None = field(default=None, repr=False)
     _states: tuple[_LiveState, ...] = field(default=(), repr=False)
+    compactions: tuple[Compaction, ...] = ()
+
+    def lineage(self) -> list[LineageEntry]:
+        """The replay's compaction chain, oldest first, each with the chat ids it folded."""
+        history: list[Message] = []
+        for c in self.compactions:
+            history.append(c.compaction)
+            if c.summary is not None:
+                history.append(c.summary)
+        covers = {c.compaction.id: c.folded_ids for c in self.compactions}
+        return summary_lineage(history, covers)
+
+    @property
+    def cache_known(self) -> bool:
+        """True when every call's cache columns were computed."""
+        return all(r.cacheable_prefix_tokens is not None for r in self.rows)
+
+    @property
+    def total_cost_with_cache(self) -> float | None:
+        return self.rows[-1].cumulative_cost_with_cache if self.rows else 0.0
+
+    def cache_break_turns(self) -> list[int]:
+        """Calls whose cacheable prefix is shorter than the previous call's messages.
+
+        At such a call the strategy changed something the previous call sent (dropped its
+        front, replaced it by a summary, cleared a result), so the provider's cache of the
+        previous call serves only the part before that change. Unknown columns never count.
+        """
+        priming = self._chat.reply_priming if self._chat is not None else 0
+        out: list[int] = []
+        for before, row in zip(self.rows, self.rows[1:], strict=False):
+            prefix = row.cacheable_prefix_tokens
+            if prefix is not None and prefix < before.tokens_sent - priming:
+                out.append(row.turn)
+        return out
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -232,6 +329,7 @@ def replay(
     model: str = "gpt-4o",
     prices: PriceTable | None = None,
     turns: int | None = None,
+    exact_limit: int = EXACT_CONTEXT_LIMIT,
 ) -> Replay:
     """Apply ``strategy`` before every assistant turn of ``messages`` as the chat grows.
 
@@ -243,6 +341,8 @@ def replay(
         model: the model whose price costs each call (see the module docstring for the formula).
         prices: the price table; :data:`ctxlab.pricing.DEFAULT_PRICES` when None.
         turns: replay only the first ``turns`` calls (None: all of them).
+        exact_limit: chats up to this many messages get the cache columns of a projection of
+            unrecognised shape by materializing its contexts (see the module docstring).
 
     Returns:
         A :class:`Replay` with one row per model call; empty when the chat has no assistant
@@ -263,10 +363,13 @@ def replay(
         warnings.append(f"no price for model {model!r}: costs are not computed")
     costing = _Costing(price, table, warnings)
     states: list[_LiveState] = []
+    compactions: list[Compaction] = []
     if strategy.uses_summarizer:
-        rows, states = _replay_replacing(chat, indices, strategy, counter, summarizer, costing)
+        rows, states, compactions = _replay_replacing(
+            chat, indices, strategy, counter, summarizer, costing
+        )
     else:
-        rows = _replay_projection(chat, indices, strategy, counter, costing)
+        rows = _replay_projection(chat, indices, strategy, counter, costing, exact_limit)
     return Replay(
         rows=tuple(rows),
         strategy=strategy.name,
@@ -277,6 +380,7 @@ def replay(
         _counter=counter,
         _chat=chat,
         _states=tuple(states),
+        compactions=tuple(compactions),
     )
 
 
@@ -289,6 +393,7 @@ class _Costing:
         self.warnings = warnings
         self.cumulative: float | None = 0.0 if price is not None else None
         self.cumulative_untrimmed: float | None = self.cumulative
+        self.cumulative_cached: float | None = self.cumulative
 
     def row(
         self,
@@ -298,6 +403,7 @@ class _Costing:
         chat: CountedChat,
         messages_sent: int,
         tokens_sent: int,
+        prefix_tokens: int | None,
         responses: Sequence[SummaryResponse] = (),
     ) -> ReplayRow:
         output = chat.counts[index]
@@ -325,6 +431,14 @@ class _Costing:
             self.cumulative += call_cost + (summary_cost or 0.0)
         if self.cumulative_untrimmed is not None and call_cost_untrimmed is not None:
             self.cumulative_untrimmed += call_cost_untrimmed
+        cached = None if prefix_tokens is None else cached_input_tokens(prefix_tokens)
+        cost_cached = None
+        if price is not None and cached is not None:
+            cost_cached = price.cost(tokens_sent, output, min(cached, tokens_sent))
+        if cost_cached is None:
+            self.cumulative_cached = None
+        elif self.cumulative_cached is not None:
+            self.cumulative_cached += cost_cached + (summary_cost or 0.0)
         return ReplayRow(
             turn=turn,
             message_index=index,
@@ -341,7 +455,110 @@ class _Costing:
             cumulative_cost=self.cumulative,
             call_cost_untrimmed=call_cost_untrimmed,
             cumulative_cost_untrimmed=self.cumulative_untrimmed,
+            cacheable_prefix_tokens=prefix_tokens,
+            cached_tokens=cached,
+            call_cost_with_cache=cost_cached,
+            cumulative_cost_with_cache=self.cumulative_cached,
         )
+
+
+_Context = Projection | tuple[Message, ...]
+
+
+def _element(p: Projection, instructions: tuple[int, ...], j: int) -> int:
+    """The chat position of the ``j``-th message a described projection sends."""
+    assert p.start is not None
+    return instructions[j] if j < p.pinned else p.start + j - p.pinned
+
+
+def _offset(p: Projection, instructions: tuple[int, ...], position: int) -> int | None:
+    """Where chat ``position`` stands in a described projection's context, if it is sent."""
+    assert p.start is not None
+    if p.start <= position < p.end:
+        return p.pinned + position - p.start
+    head = instructions[: p.pinned]
+    k = bisect_left(head, position)
+    return k if k < len(head) and head[k] == position else None
+
+
+def _projected_prefix(chat: CountedChat, previous: Projection, current: Projection) -> int:
+    """Tokens of the longest common prefix of two described projections of one chat.
+
+    Both contexts are chat positions (pinned instructions, then a run) with the first few of a
+    shared list of edit sites replaced; the walk only visits the pinned heads (a message or
+    two), so a whole replay stays linear.
+    """
+    assert previous.start is not None and current.start is not None
+    instructions = chat.instruction_positions()
+    length_p = previous.pinned + previous.end - previous.start
+    length_c = current.pinned + current.end - current.start
+    limit = min(length_p, length_c)
+    heads = max(previous.pinned, current.pinned)
+    m = 0
+    while m < min(heads, limit) and _element(previous, instructions, m) == _element(
+        current, instructions, m
+    ):
+        m += 1
+    if m == min(heads, limit) and m < limit:
+        # both runs from here on: aligned either everywhere or nowhere
+        aligned = previous.start - previous.pinned == current.start - current.pinned
+        m = limit if aligned else m
+    edits = current.edits
+    if edits is not None and previous.edited != current.edited:
+        # the first edit site one context replaced and the other did not
+        site = edits.positions[min(previous.edited, current.edited)]
+        for ctx in (previous, current):
+            at = _offset(ctx, instructions, site)
+            if at is not None:
+                m = min(m, at)
+    # Different positions can still hold identical messages (providers cache by content): go on
+    # while they match. A moved front differs at once, so this is O(1) in practice.
+    while m < limit and _sent_at(chat, previous, instructions, m) == _sent_at(
+        chat, current, instructions, m
+    ):
+        m += 1
+    return _tokens_of_first(chat, current, instructions, m)
+
+
+def _sent_at(
+    chat: CountedChat, p: Projection, instructions: tuple[int, ...], j: int
+) -> tuple[object, ...]:
+    """The ``j``-th message of a described projection in the form sent (see insights)."""
+    position = _element(p, instructions, j)
+    message = chat.messages[position]
+    if p.edits is not None and p.edited:
+        k = bisect_left(p.edits.positions, position, 0, p.edited)
+        if k < p.edited and p.edits.positions[k] == position:
+            message = message.replace(content=p.edits.content)
+    return sent_form(message)
+
+
+def _tokens_of_first(
+    chat: CountedChat, p: Projection, instructions: tuple[int, ...], m: int
+) -> int:
+    """Tokens of the first ``m`` messages of a described projection (no reply priming)."""
+    assert p.start is not None
+    head = min(m, p.pinned)
+    tokens = chat.instruction_prefix()[1][instructions[head - 1] + 1] if head else 0
+    run_end = p.start + max(m - p.pinned, 0)
+    tokens += chat.prefix[run_end] - chat.prefix[p.start]
+    if p.edits is not None and p.edited:
+        positions = p.edits.positions
+        lo = bisect_left(positions, p.start, 0, p.edited)
+        hi = bisect_left(positions, run_end, 0, p.edited)
+        tokens -= p.edits.saved_prefix[hi] - p.edits.saved_prefix[lo]
+    return tokens
+
+
+def _prefix_tokens(
+    chat: CountedChat, counter: TokenCounter, previous: _Context, current: _Context
+) -> int | None:
+    """Cacheable prefix between two calls; None when one is described and the other not."""
+    if isinstance(previous, tuple) and isinstance(current, tuple):
+        return cacheable_prefix(previous, current, counter)
+    if isinstance(previous, Projection) and isinstance(current, Projection):
+        return _projected_prefix(chat, previous, current)
+    return None
 
 
 def _replay_projection(
@@ -350,10 +567,25 @@ def _replay_projection(
     strategy: Strategy,
     counter: TokenCounter,
     costing: _Costing,
+    exact_limit: int = EXACT_CONTEXT_LIMIT,
 ) -> list[ReplayRow]:
     rows: list[ReplayRow] = []
+    previous: _Context | None = None
+    allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES
     for turn, index in enumerate(indices, start=1):
         projection = strategy.project(chat, index, counter)
+        context: _Context | None = projection if projection.start is not None else None
+        if context is None and allowed > 0:
+            allowed -= 1
+            context = strategy.apply(chat.messages[:index], counter).messages
+        prefix: int | None
+        if context is None or (previous is None and turn > 1):
+            prefix = None
+        elif previous is None:
+            prefix = 0
+        else:
+            prefix = _prefix_tokens(chat, counter, previous, context)
+        previous = context
         rows.append(
             costing.row(
                 turn=turn,
@@ -361,6 +593,7 @@ def _replay_projection(
                 chat=chat,
                 messages_sent=projection.messages_sent,
                 tokens_sent=projection.tokens_sent,
+                prefix_tokens=prefix,
             )
         )
     return rows
@@ -373,12 +606,14 @@ def _replay_replacing(
     counter: TokenCounter,
     summarizer: Summarizer | None,
     costing: _Costing,
-) -> tuple[list[ReplayRow], list[_LiveState]]:
+) -> tuple[list[ReplayRow], list[_LiveState], list[Compaction]]:
     recorder = _RecordingSummarizer(summarizer) if summarizer is not None else None
     compacted: tuple[Message, ...] = ()
     since = 0
     rows: list[ReplayRow] = []
     states: list[_LiveState] = []
+    compactions: list[Compaction] = []
+    previous: tuple[Message, ...] | None = None
     for turn, index in enumerate(indices, start=1):
         live = (*compacted, *chat.messages[since:index])
         seen = len(recorder.responses) if recorder is not None else 0
@@ -388,6 +623,12 @@ def _replay_replacing(
             raise SummarizerError(f"replay call {turn} (before message {index}): {exc}") from exc
         responses = recorder.responses[seen:] if recorder is not None else []
         states.append(_LiveState(compacted, since, result if result.replace else None))
+        prefix = 0 if previous is None else cacheable_prefix(previous, result.messages, counter)
+        previous = result.messages
+        if result.replace:
+            record = _compaction_record(turn, index, live, result)
+            if record is not None:
+                compactions.append(record)
         rows.append(
             costing.row(
                 turn=turn,
@@ -395,9 +636,27 @@ def _replay_replacing(
                 chat=chat,
                 messages_sent=len(result.messages),
                 tokens_sent=result.tokens_after,
+                prefix_tokens=prefix,
                 responses=responses,
             )
         )
         if result.replace:
             compacted, since = result.messages, index
-    return rows, states
+    return rows, states, compactions
+
+
+def _compaction_record(
+    turn: int, index: int, live: Sequence[Message], result: TrimResult
+) -> Compaction | None:
+    """The compaction ``result`` made (None when it inserted no compaction message)."""
+    marker = next((m for m in result.inserted if m.is_compaction), None)
+    if marker is None:
+        return None
+    summary = next((m for m in result.inserted if m.is_summary), None)
+    decisions = result.decisions
+    folded = tuple(
+        m.id
+        for m in live
+        if decisions.get(m.id) is Decision.SUMMARIZED and not (m.is_compaction or m.is_summary)
+    )
+    return Compaction(turn, index, marker, summary, folded)

@@ -206,3 +206,26 @@ def test_tool_result_fact_is_found_in_a_kept_tool_message() -> None:
     chat = five_round_chat()
     retention = fact_retention(chat, chat[4:7], facts=["BA2490"])
     assert retention.checks[0].found_in in {"t1", "a2b"}
+
+
+def test_the_guard_reads_any_summarizing_strategy_and_its_suggestion_stops_the_loop(
+    counter: TokenCounter,
+) -> None:
+    from ctxlab.insights import resummarization_guard
+    from ctxlab.strategies import build_strategy, strategy_names
+    from ctxlab.strategies.registry import with_params
+
+    assert resummarization_guard(WindowDrop(budget=100), five_round_chat(), counter) is None
+    if "summarize" not in strategy_names():
+        return
+    chat = tuple(
+        m
+        for k in range(20)
+        for m in (user(f"question {k} " * 30, f"u{k}"), assistant(f"answer {k} " * 30, f"a{k}"))
+    )
+    looping = build_strategy("summarize", {"trigger_token_budget": 200, "keep_recent_messages": 6})
+    guard = resummarization_guard(looping, chat, counter)
+    assert guard is not None and guard.risk.fires_every_call
+    assert set(guard.changes) == {"trigger_token_budget"}
+    fixed = resummarization_guard(with_params(looping, guard.changes), chat, counter)
+    assert fixed is not None and not fixed.risk.fires_every_call and not fixed.changes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -366,3 +367,177 @@ def test_summarize_strategy_replay_compacts_and_keeps_its_summary(counter: Token
     last = result.context_at(len(result))
     assert any(m.is_summary for m in last.messages)
     assert max(r.tokens_sent for r in result.rows) < max(r.tokens_untrimmed for r in result.rows)
+
+
+# -- prompt cache columns ------------------------------------------------------------------------
+
+
+def growing_chat(turns: int, words: int = 300) -> tuple[Message, ...]:
+    """System prompt, then ``turns`` user/assistant pairs of ``words`` words each."""
+    out: list[Message] = [system("You are a careful assistant. " * 20)]
+    for k in range(turns):
+        out.append(user(f"question {k} " + "lorem ipsum " * words, f"u{k}"))
+        out.append(assistant(f"answer {k} " + "dolor sit " * words, f"a{k}"))
+    return tuple(out)
+
+
+def test_an_untrimmed_growing_chat_caches_the_whole_previous_call(counter: TokenCounter) -> None:
+    chat = growing_chat(8)
+    result = replay(chat, WindowDrop(budget=10**9), counter)
+    rows = result.rows
+    assert rows[0].cacheable_prefix_tokens == 0
+    for before, after in itertools.pairwise(rows):
+        # the previous call's messages, all of them (its reply priming is not a message)
+        assert after.cacheable_prefix_tokens == before.tokens_sent - counter.count_messages([])
+    assert result.cache_break_turns() == [] and result.cache_known
+
+
+def test_window_drop_moving_its_front_every_call_caches_nothing(counter: TokenCounter) -> None:
+    chat = growing_chat(10, words=40)
+    pair = counter.count_messages(chat[1:3]) - counter.count_messages([])
+    result = replay(chat, WindowDrop(budget=pair + 60), counter)
+    trimmed = [r for r in result.rows[1:] if r.messages_sent < r.messages_untrimmed]
+    assert len(trimmed) >= 5
+    # the kept window moves one round forward each call: its first message changes every time
+    assert all(r.cacheable_prefix_tokens == 0 and r.cached_tokens == 0 for r in trimmed)
+    assert {r.turn for r in trimmed} <= set(result.cache_break_turns())
+
+
+def test_a_sliding_window_keeps_its_system_prompt_as_cacheable_prefix(
+    counter: TokenCounter,
+) -> None:
+    chat = growing_chat(8, words=40)
+    result = replay(chat, SlidingWindow(window=4), counter)
+    system_tokens = counter.count_message(chat[0])
+    moved = [r for r in result.rows[3:]]
+    assert moved and all(r.cacheable_prefix_tokens == system_tokens for r in moved)
+
+
+def test_a_compaction_breaks_the_cache_once_then_later_calls_cache_it(
+    counter: TokenCounter,
+) -> None:
+    chat = growing_chat(12, words=200)
+    summarizer = RecordingSummarizer(["SUMMARY " + "x " * 1200] * 10)
+    result = replay(chat, FoldAllButLast(max_messages=12), counter, summarizer=summarizer)
+    rows = result.rows
+    compacting = [r.turn for r in rows if r.summarizer_calls]
+    assert compacting, "the configuration compacts"
+    first = compacting[0]
+    assert rows[first - 1].cacheable_prefix_tokens == 0  # the summary replaced the front
+    assert result.cache_break_turns() == compacting  # once per compaction, nowhere else
+    after = rows[first]  # the next call sends the compacted history plus the new messages
+    assert after.summarizer_calls == 0
+    assert after.cacheable_prefix_tokens == rows[first - 1].tokens_sent - counter.count_messages([])
+    assert after.cached_tokens is not None and after.cached_tokens > 0
+
+
+def test_cached_cost_bills_cached_tokens_at_the_cache_price_and_is_none_safe(
+    counter: TokenCounter,
+) -> None:
+    chat = growing_chat(6)
+    prices = PriceTable.of(
+        (
+            ModelPrice("cache-model", 2.0, 0.5, 8.0),
+            ModelPrice("no-cache-model", 2.0, None, 8.0),
+        ),
+        as_of="test",
+    )
+    cached = replay(chat, WindowDrop(budget=10**9), counter, model="cache-model", prices=prices)
+    for r in cached.rows:
+        assert r.cached_tokens is not None and r.call_cost_with_cache is not None
+        expected = (
+            (r.tokens_sent - r.cached_tokens) * 2.0 + r.cached_tokens * 0.5 + r.output_tokens * 8
+        ) / 1e6
+        assert r.call_cost_with_cache == pytest.approx(expected)
+    assert cached.total_cost_with_cache is not None and cached.total_cost is not None
+    assert cached.total_cost_with_cache < cached.total_cost
+    plain = replay(chat, WindowDrop(budget=10**9), counter, model="no-cache-model", prices=prices)
+    assert plain.total_cost_with_cache == pytest.approx(plain.total_cost)
+    unpriced = replay(chat, WindowDrop(budget=10**9), counter, model="nobody-prices-this")
+    assert all(r.call_cost_with_cache is None for r in unpriced.rows)
+    assert all(r.cached_tokens is not None for r in unpriced.rows)
+
+
+def test_shapes_are_recognised_on_ordinary_chats(counter: TokenCounter) -> None:
+    chat = growing_chat(8, words=40)
+    for strategy in (WindowDrop(budget=1500), SlidingWindow(window=4)):
+        assert replay(chat, strategy, counter, exact_limit=0).cache_known
+
+
+@settings(max_examples=40, deadline=None)
+@given(chat=chats(min_turns=1, max_turns=7), data=st.data())
+def test_described_projections_give_the_cache_prefix_of_materialized_contexts(
+    chat: tuple[Message, ...], data: st.DataObject
+) -> None:
+    from ctxlab.insights import cache_series
+
+    counter = fresh_counter()
+    total = counter.count_messages(chat)
+    name = data.draw(st.sampled_from([n for n in strategy_names() if n != "summarize"]))
+    cls = get_strategy_class(name)
+    strategy = cls.suggested(counter.counted(chat))
+    if name == "window-drop":
+        strategy = WindowDrop(budget=data.draw(budgets(total)))
+    elif name == "sliding-window":
+        strategy = SlidingWindow(window=data.draw(st.integers(1, 6)))
+    result = replay(chat, strategy, counter, exact_limit=0)
+    contexts = [strategy.apply(chat[: r.message_index], counter).messages for r in result.rows]
+    expected = [s.prefix_tokens for s in cache_series(contexts, counter)]
+    got = [r.cacheable_prefix_tokens for r in result.rows]
+    # every projection describes its context: exact without materializing any of them
+    assert got == expected
+    exact = replay(chat, strategy, counter)
+    assert [r.cacheable_prefix_tokens for r in exact.rows] == expected
+
+
+@pytest.mark.skipif("summarize" not in strategy_names(), reason="summarize not registered")
+def test_replay_records_the_ids_each_compaction_folded(counter: TokenCounter) -> None:
+    from ctxlab import summarizers
+
+    chat = tuple(
+        m
+        for k in range(30)
+        for m in (user(f"question {k} " * 20, f"u{k}"), assistant(f"answer {k} " * 20, f"a{k}"))
+    )
+    ids = [m.id for m in chat]
+    strategy = build_strategy(
+        "summarize", {"trigger_token_budget": 1500, "keep_recent_messages": 4}
+    )
+    scripted = summarizers.ScriptedSummarizer([f"summary {k}" for k in range(100)])
+    result = replay(chat, strategy, counter, summarizer=scripted)
+    assert len(result.compactions) >= 2
+    start = 0
+    for c in result.compactions:
+        assert c.compaction.is_compaction and c.summary is not None and c.summary.is_summary
+        meta = c.compaction.compaction_meta
+        assert meta is not None and meta.tail_start_id is not None
+        tail = ids.index(meta.tail_start_id)
+        # each compaction folds exactly the chat's messages between the previous tail and its own
+        assert c.folded_ids == tuple(ids[start:tail])
+        start = tail
+
+
+@pytest.mark.skipif("summarize" not in strategy_names(), reason="summarize not registered")
+def test_summarize_replay_lineage_links_each_summary_to_the_previous(
+    counter: TokenCounter,
+) -> None:
+    from ctxlab import summarizers
+
+    chat = tuple(
+        m
+        for k in range(30)
+        for m in (user(f"question {k} " * 20, f"u{k}"), assistant(f"answer {k} " * 20, f"a{k}"))
+    )
+    strategy = build_strategy(
+        "summarize", {"trigger_token_budget": 1500, "keep_recent_messages": 4}
+    )
+    scripted = summarizers.ScriptedSummarizer([f"summary {k}" for k in range(100)])
+    result = replay(chat, strategy, counter, summarizer=scripted)
+    lineage = result.lineage()
+    assert len(lineage) == len(result.compactions) >= 2
+    assert lineage[0].previous_compaction_id is None
+    for earlier, later in itertools.pairwise(lineage):
+        assert later.previous_compaction_id == earlier.compaction_id
+    assert all(entry.covers for entry in lineage)
+    folded = [i for c in result.compactions for i in c.folded_ids]
+    assert len(folded) == len(set(folded)) and folded[0] == "u0"

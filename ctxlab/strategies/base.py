@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decision",
+    "EditSites",
     "ParamSpec",
     "Projection",
     "Strategy",
@@ -102,11 +103,37 @@ def check_params(obj: Any) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class EditSites:
+    """Positions of a chat a strategy replaces by stand-ins, ascending, with the tokens saved.
+
+    A stand-in is the original message with its content replaced by ``content``;
+    ``saved_prefix[k]`` is the tokens saved by replacing the first ``k`` sites. Built once per
+    chat and shared by every projection of it.
+    """
+
+    positions: tuple[int, ...]
+    saved_prefix: tuple[int, ...]
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
 class Projection:
-    """How much of ``chat.messages[:stop]`` a strategy would send: replay's fast path."""
+    """How much of ``chat.messages[:stop]`` a strategy would send: replay's fast path.
+
+    When ``start`` is set, the projection also says which messages it sends, so a replay can
+    find the prompt-cache prefix between two calls without building either context: the first
+    ``pinned`` instruction (system/developer) messages of the chat, then ``messages[start:end]``,
+    where the first ``edited`` of ``edits`` are replaced by stand-ins. ``start`` None means the
+    strategy does not describe its context this way.
+    """
 
     messages_sent: int
     tokens_sent: int
+    start: int | None = None
+    end: int = 0
+    pinned: int = 0
+    edits: EditSites | None = None
+    edited: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role, ToolCall
 from ctxlab.strategies.base import (
     Decision,
+    EditSites,
     Projection,
     Strategy,
     TrimResult,
@@ -126,6 +127,20 @@ def tool_result_index(
         savings=tuple(savings),
         savings_prefix=(0, *accumulate(savings)),
         clearable_prefix=(0, *accumulate(int(c) for c in clearable)),
+    )
+
+
+def _edit_sites(index: ToolResultIndex, placeholder: str) -> EditSites:
+    """The clearable tool results, in order, with the tokens clearing each saves."""
+    sites = [
+        (p, saved)
+        for p, ok, saved in zip(index.positions, index.clearable, index.savings, strict=True)
+        if ok
+    ]
+    return EditSites(
+        positions=tuple(p for p, _ in sites),
+        saved_prefix=(0, *accumulate(saved for _, saved in sites)),
+        content=placeholder,
     )
 
 
@@ -316,8 +331,21 @@ class ClearToolResults(Strategy):
         index = self._index(chat, counter)
         results = bisect_left(index.positions, stop)
         total = chat.tokens(0, stop)
-        _, saved = self._cleared_count(index, results, total)
-        return Projection(stop, total - saved)
+        k, saved = self._cleared_count(index, results, total)
+        if self.clear_tool_inputs:  # edits assistant messages too: no single list of edit sites
+            return Projection(stop, total - saved)
+        edits = chat.derived(
+            ("clear-tool-results-edits", self.placeholder, self.excluded),
+            lambda _: _edit_sites(index, self.placeholder),
+        )
+        return Projection(
+            stop,
+            total - saved,
+            start=0,
+            end=stop,
+            edits=edits,
+            edited=index.clearable_prefix[k],
+        )
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:

@@ -117,7 +117,9 @@ class SlidingWindow(Strategy):
         count, tokens = chat.instruction_prefix()
         start = self._window_start(chat, stop)
         sent = chat.prefix[stop] - chat.prefix[start] + tokens[start] + chat.reply_priming
-        return Projection(count[start] + (stop - start), sent)
+        return Projection(
+            count[start] + (stop - start), sent, start=start, end=stop, pinned=count[start]
+        )
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:

@@ -38,7 +38,14 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from ctxlab.errors import ParameterError, SummarizerError
 from ctxlab.model import CompactionMeta, Message, Role
 from ctxlab.redaction import RedactionPolicy, merge_counts, redact_patterns
-from ctxlab.strategies.base import Decision, Strategy, TrimResult, check_params, param
+from ctxlab.strategies.base import (
+    Decision,
+    Strategy,
+    TrimResult,
+    check_params,
+    nice_fraction,
+    param,
+)
 from ctxlab.strategies.registry import register
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
 from ctxlab.transcript import render_transcript
@@ -472,15 +479,6 @@ def summarize_history(
     return _compact(plan, request, summarizer, counter, options)
 
 
-def _nice_fraction(total: int, fraction: float) -> int:
-    """``fraction`` of ``total`` rounded down to two significant digits."""
-    raw = max(int(total * fraction), 0)
-    if raw < 100:
-        return raw
-    scale: int = 10 ** (len(str(raw)) - 2)
-    return raw // scale * scale
-
-
 @register
 @dataclass(frozen=True, slots=True)
 class Summarize(Strategy):
@@ -552,6 +550,6 @@ class Summarize(Strategy):
     def suggested(cls, chat: CountedChat) -> Self:
         return cls(
             SummarizeOptions(
-                trigger_token_budget=_nice_fraction(chat.total, 0.6), keep_recent_messages=6
+                trigger_token_budget=nice_fraction(chat.total, 0.6), keep_recent_messages=6
             )
         )

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role
-from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult, check_params, param
+from ctxlab.strategies.base import (
+    Decision,
+    Projection,
+    Strategy,
+    TrimResult,
+    check_params,
+    nice_fraction,
+    param,
+)
 from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
@@ -210,11 +218,15 @@ class TrimLast(Strategy):
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         plan = self._plan(chat, stop)
-        sent = plan.end - plan.start + (1 if plan.pinned else 0)
-        return Projection(sent, self._tokens(chat, plan))
+        pinned = 1 if plan.pinned else 0
+        return Projection(
+            plan.end - plan.start + pinned,
+            self._tokens(chat, plan),
+            start=plan.start,
+            end=plan.end,
+            pinned=pinned,
+        )
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:
-        raw = max(int(chat.total * 0.5), 1)
-        scale = 10 ** max(len(str(raw)) - 2, 0)
-        return cls(max_tokens=max(raw // scale * scale, 1))
+        return cls(max_tokens=nice_fraction(chat.total, 0.5))

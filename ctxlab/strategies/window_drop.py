@@ -106,9 +106,9 @@ class WindowDrop(Strategy):
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         rounds = chat.rounds_in_prefix(stop)
         if rounds == 0:
-            return Projection(0, chat.reply_priming)
+            return Projection(0, chat.reply_priming, start=stop, end=stop)
         cut = chat.starts[_first_fitting_round(chat, stop, rounds, self.budget)]
-        return Projection(stop - cut, chat.tokens(cut, stop))
+        return Projection(stop - cut, chat.tokens(cut, stop), start=cut, end=stop)
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:
