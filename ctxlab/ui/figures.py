@@ -1,0 +1,488 @@
+"""Plotly figures: pure functions from engine values to ``go.Figure``; no Streamlit here.
+
+Every figure is readable on a projector (fonts of 16 px) and stays small whatever the chat: a
+round map never draws more than :data:`MAX_BLOCKS` blocks (adjacent rounds are binned) and a
+line never holds more than :data:`MAX_POINTS` points. Chat text reaches a figure only through
+:func:`ctxlab.ui.text.hover_safe`, because Plotly renders hover labels as markup.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ctxlab.counted import CountedChat
+from ctxlab.strategies.base import Decision
+from ctxlab.ui.text import hover_safe
+
+__all__ = [
+    "DECISION_COLOURS",
+    "FONT_SIZE",
+    "MAX_BLOCKS",
+    "MAX_POINTS",
+    "RoundBlock",
+    "cache_figure",
+    "context_tokens_figure",
+    "disagreement_figure",
+    "replay_cost_figure",
+    "replay_tokens_figure",
+    "round_blocks",
+    "round_map_figure",
+    "sample_points",
+    "tune_figure",
+]
+
+FONT_SIZE = 16
+MAX_BLOCKS = 400
+MAX_POINTS = 2000
+MIXED = "mixed"
+
+# Colour-blind-safe-ish palette; dropped is the quiet grey so what is sent stands out.
+DECISION_COLOURS: Mapping[str, str] = {
+    Decision.KEPT.value: "#2e7d32",
+    Decision.PINNED.value: "#1565c0",
+    Decision.CLEARED.value: "#8e24aa",
+    Decision.SUMMARIZED.value: "#ef6c00",
+    Decision.DROPPED.value: "#b0b0b0",
+    MIXED: "#f2c94c",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundBlock:
+    """One block of the round map: rounds ``first..last`` (inclusive), one colour.
+
+    ``decision`` is the decision shared by every message of the block, or ``"mixed"``.
+    """
+
+    first: int
+    last: int
+    start: int  # first message index
+    stop: int  # one past the last message index
+    tokens: int
+    decision: str
+    roles: tuple[tuple[str, int], ...]
+    preview: str
+
+    @property
+    def label(self) -> str:
+        return (
+            f"round {self.first}" if self.first == self.last else f"rounds {self.first}–{self.last}"
+        )
+
+
+def _layout(fig: go.Figure, *, title: str | None, height: int) -> go.Figure:
+    fig.update_layout(
+        title=title,
+        height=height,
+        font={"size": FONT_SIZE},
+        hoverlabel={"font": {"size": FONT_SIZE}},
+        margin={"l": 20, "r": 20, "t": 60 if title else 20, "b": 20},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    return fig
+
+
+def _merge(blocks: Sequence[RoundBlock]) -> RoundBlock:
+    roles: Counter[str] = Counter()
+    for b in blocks:
+        roles.update(dict(b.roles))
+    decisions = {b.decision for b in blocks}
+    first, last = blocks[0], blocks[-1]
+    return RoundBlock(
+        first=first.first,
+        last=last.last,
+        start=first.start,
+        stop=last.stop,
+        tokens=sum(b.tokens for b in blocks),
+        decision=decisions.pop() if len(decisions) == 1 else MIXED,
+        roles=tuple(sorted(roles.items())),
+        preview=first.preview,
+    )
+
+
+def round_blocks(
+    chat: CountedChat, decisions: Mapping[str, Decision], max_blocks: int = MAX_BLOCKS
+) -> list[RoundBlock]:
+    """The round map's blocks: one per round, or at most ``max_blocks`` when there are more.
+
+    Above the limit, runs of adjacent rounds with the same decision become one block first;
+    if that is still too many, consecutive blocks are binned evenly (a bin whose rounds
+    differ is ``"mixed"``). Blocks tile the chat in order; their tokens sum to the chat's
+    message tokens (reply priming excluded).
+    """
+    messages, counts, starts = chat.messages, chat.counts, chat.starts
+    stops = (*starts[1:], len(messages))
+    blocks: list[RoundBlock] = []
+    for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
+        seen = {decisions.get(messages[i].id, Decision.KEPT) for i in range(a, b)}
+        decision = seen.pop().value if len(seen) == 1 else MIXED
+        roles = Counter(messages[i].role.value for i in range(a, b))
+        lead = next((messages[i] for i in range(a, b) if messages[i].role.value == "user"), None)
+        preview = (lead or messages[a]).preview(100)
+        blocks.append(
+            RoundBlock(
+                k, k, a, b, sum(counts[a:b]), decision, tuple(sorted(roles.items())), preview
+            )
+        )
+    if len(blocks) <= max_blocks:
+        return blocks
+    runs: list[list[RoundBlock]] = []
+    for block in blocks:
+        if runs and runs[-1][-1].decision == block.decision:
+            runs[-1].append(block)
+        else:
+            runs.append([block])
+    merged = [_merge(run) for run in runs]
+    if len(merged) <= max_blocks:
+        return merged
+    size = -(-len(merged) // max_blocks)
+    return [_merge(merged[i : i + size]) for i in range(0, len(merged), size)]
+
+
+def _hover(block: RoundBlock) -> str:
+    roles = ", ".join(f"{n} {role}" for role, n in block.roles)
+    messages = f"messages {block.start}–{block.stop - 1}"
+    return (
+        f"<b>{block.label}</b> · {block.decision}<br>{messages} · {block.tokens:,} tokens"
+        f"<br>{roles}<br>{hover_safe(block.preview)}"
+    )
+
+
+def round_map_figure(
+    chat: CountedChat,
+    decisions: Mapping[str, Decision],
+    *,
+    title: str | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    height: int = 190,
+) -> go.Figure:
+    """One horizontal strip: a block per round, width = tokens, colour = decision.
+
+    Hover shows the round(s), decision, message range, tokens, role counts and an escaped
+    preview of the round's user message.
+    """
+    blocks = round_blocks(chat, decisions, max_blocks)
+    fig = go.Figure()
+    offsets: list[int] = []
+    x = 0
+    for block in blocks:
+        offsets.append(x)
+        x += max(block.tokens, 1)
+    for decision, colour in DECISION_COLOURS.items():
+        picked = [(b, o) for b, o in zip(blocks, offsets, strict=True) if b.decision == decision]
+        if not picked:
+            continue
+        fig.add_trace(
+            go.Bar(
+                name=decision,
+                orientation="h",
+                y=["rounds"] * len(picked),
+                x=[max(b.tokens, 1) for b, _ in picked],
+                base=[o for _, o in picked],
+                marker={"color": colour, "line": {"color": "white", "width": 1}},
+                customdata=[_hover(b) for b, _ in picked],
+                hovertemplate="%{customdata}<extra></extra>",
+            )
+        )
+    fig.update_layout(barmode="overlay", bargap=0.15)
+    fig.update_yaxes(visible=False)
+    fig.update_xaxes(title_text="tokens (cumulative, oldest → newest)")
+    return _layout(fig, title=title, height=height)
+
+
+def sample_points(n: int, limit: int = MAX_POINTS) -> list[int]:
+    """At most ``limit`` indices spread evenly over ``range(n)``, always including the last."""
+    if n <= limit:
+        return list(range(n))
+    step = n / (limit - 1)
+    picked = sorted({min(int(i * step), n - 1) for i in range(limit - 1)} | {n - 1})
+    return picked
+
+
+def _cumulative(counts: Sequence[int], priming: int) -> list[int]:
+    out: list[int] = []
+    total = priming
+    for c in counts:
+        total += c
+        out.append(total)
+    return out
+
+
+def context_tokens_figure(
+    untrimmed_counts: Sequence[int],
+    sent_counts: Sequence[int],
+    reply_priming: int,
+    budget: int | None = None,
+    *,
+    title: str | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """Cumulative context tokens by message position: the whole chat vs what is sent.
+
+    The sent line ends at the context's token total; the budget, when the strategy has one,
+    is a horizontal line.
+    """
+    fig = go.Figure()
+    for name, counts, colour in (
+        ("whole chat", untrimmed_counts, DECISION_COLOURS["dropped"]),
+        ("context sent", sent_counts, DECISION_COLOURS["kept"]),
+    ):
+        cumulative = _cumulative(counts, reply_priming)
+        idx = sample_points(len(cumulative))
+        fig.add_trace(
+            go.Scatter(
+                name=name,
+                x=[i + 1 for i in idx],
+                y=[cumulative[i] for i in idx],
+                mode="lines",
+                line={"color": colour, "width": 3},
+            )
+        )
+    if budget is not None:
+        fig.add_hline(
+            y=budget,
+            line={"color": "#c62828", "dash": "dash", "width": 2},
+            annotation_text=f"budget {budget:,}",
+            annotation_font_size=FONT_SIZE,
+        )
+    fig.update_xaxes(title_text="messages")
+    fig.update_yaxes(title_text="tokens", rangemode="tozero")
+    return _layout(fig, title=title, height=height)
+
+
+def _rows_sampled(rows: Sequence[Mapping[str, object]]) -> list[Mapping[str, object]]:
+    return [rows[i] for i in sample_points(len(rows))]
+
+
+def replay_tokens_figure(
+    rows: Sequence[Mapping[str, object]],
+    budget: int | None = None,
+    *,
+    turn: int | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Tokens sent per call vs the untrimmed chat, the budget, and the summarizer calls.
+
+    Args:
+        rows: replay rows as dicts (``turn``, ``tokens_sent``, ``tokens_untrimmed``,
+            ``summarizer_calls``).
+        budget: horizontal budget line, if any.
+        turn: the scrubber's turn, drawn as a vertical line.
+        height: figure height in pixels.
+    """
+    picked = _rows_sampled(rows)
+    fig = go.Figure()
+    x = [r["turn"] for r in picked]
+    fig.add_trace(
+        go.Scatter(
+            name="untrimmed",
+            x=x,
+            y=[r["tokens_untrimmed"] for r in picked],
+            mode="lines",
+            line={"color": DECISION_COLOURS["dropped"], "width": 3},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            name="sent",
+            x=x,
+            y=[r["tokens_sent"] for r in picked],
+            mode="lines",
+            line={"color": DECISION_COLOURS["kept"], "width": 3},
+        )
+    )
+    calls = [r for r in rows if r.get("summarizer_calls")]
+    if calls:
+        fig.add_trace(
+            go.Scatter(
+                name="summarizer call",
+                x=[r["turn"] for r in calls],
+                y=[r["tokens_sent"] for r in calls],
+                mode="markers",
+                marker={"color": DECISION_COLOURS["summarized"], "size": 12, "symbol": "star"},
+            )
+        )
+    if budget is not None:
+        fig.add_hline(
+            y=budget,
+            line={"color": "#c62828", "dash": "dash", "width": 2},
+            annotation_text=f"budget {budget:,}",
+            annotation_font_size=FONT_SIZE,
+        )
+    if turn is not None:
+        fig.add_vline(x=turn, line={"color": "#424242", "dash": "dot", "width": 2})
+    fig.update_xaxes(title_text="assistant turn")
+    fig.update_yaxes(title_text="tokens per call", rangemode="tozero")
+    return _layout(fig, title="Tokens sent per call", height=height)
+
+
+def replay_cost_figure(
+    turns: Sequence[int],
+    trimmed: Sequence[float],
+    untrimmed: Sequence[float],
+    *,
+    cached: Sequence[float] | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """Cumulative cost (USD) of the calls by turn: untrimmed, trimmed, and trimmed with the
+    provider's prompt-cache price when ``cached`` is given."""
+    idx = sample_points(len(turns))
+    fig = go.Figure()
+    series: list[tuple[str, Sequence[float], str]] = [
+        ("untrimmed", untrimmed, DECISION_COLOURS["dropped"]),
+        ("trimmed", trimmed, DECISION_COLOURS["kept"]),
+    ]
+    if cached is not None:
+        series.append(("trimmed, with prompt cache", cached, DECISION_COLOURS["pinned"]))
+    for name, values, colour in series:
+        fig.add_trace(
+            go.Scatter(
+                name=name,
+                x=[turns[i] for i in idx],
+                y=[values[i] for i in idx],
+                mode="lines",
+                line={"color": colour, "width": 3},
+            )
+        )
+    fig.update_xaxes(title_text="assistant turn")
+    fig.update_yaxes(title_text="cumulative cost (USD)", rangemode="tozero", tickprefix="$")
+    return _layout(fig, title="Cumulative cost", height=height)
+
+
+def tune_figure(
+    values: Sequence[float],
+    tokens_sent: Sequence[int],
+    messages_kept: Sequence[int],
+    cost_per_call: Sequence[float] | None,
+    *,
+    parameter: str,
+    knee: float | None = None,
+    height: int = 620,
+) -> go.Figure:
+    """Tokens sent, messages kept and cost per call against one parameter's value."""
+    rows = 3 if cost_per_call is not None else 2
+    titles = ["tokens sent", "messages kept", "cost per call (USD)"][:rows]
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, subplot_titles=titles)
+    series: list[tuple[str, Sequence[float], str]] = [
+        ("tokens sent", tokens_sent, DECISION_COLOURS["kept"]),
+        ("messages kept", messages_kept, DECISION_COLOURS["pinned"]),
+    ]
+    if cost_per_call is not None:
+        series.append(("cost per call", cost_per_call, DECISION_COLOURS["summarized"]))
+    for row, (name, ys, colour) in enumerate(series, start=1):
+        fig.add_trace(
+            go.Scatter(
+                name=name,
+                x=list(values),
+                y=list(ys),
+                mode="lines+markers",
+                line={"color": colour, "width": 3},
+                marker={"size": 8},
+            ),
+            row=row,
+            col=1,
+        )
+    fig.update_annotations(font_size=FONT_SIZE)
+    if knee is not None:
+        for row in range(1, rows + 1):
+            fig.add_vline(
+                x=knee, line={"color": "#c62828", "dash": "dash", "width": 2}, row=row, col=1
+            )
+        fig.add_annotation(
+            x=knee,
+            y=1.0,
+            xref="x",
+            yref="paper",
+            yanchor="bottom",
+            text=f"knee {knee:,g}",
+            showarrow=False,
+            font={"size": FONT_SIZE, "color": "#c62828"},
+        )
+    fig.update_xaxes(title_text=parameter, row=rows, col=1)
+    fig.update_layout(showlegend=False)
+    return _layout(fig, title=None, height=height)
+
+
+def cache_figure(
+    turns: Sequence[int],
+    tokens_sent: Sequence[int],
+    cacheable: Sequence[int],
+    breaks: Sequence[int],
+    *,
+    height: int = 420,
+) -> go.Figure:
+    """Per call: the cacheable prefix and the rest of the tokens sent (stacked), with a marker
+    at every call that broke the cache (``breaks``: turn numbers)."""
+    idx = sample_points(len(turns))
+    x = [turns[i] for i in idx]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            name="cacheable prefix",
+            x=x,
+            y=[cacheable[i] for i in idx],
+            marker_color=DECISION_COLOURS["pinned"],
+        )
+    )
+    fig.add_trace(
+        go.Bar(
+            name="not cacheable",
+            x=x,
+            y=[tokens_sent[i] - cacheable[i] for i in idx],
+            marker_color=DECISION_COLOURS["summarized"],
+        )
+    )
+    position = {t: k for k, t in enumerate(turns)}
+    shown = [t for t in breaks if t in position][:MAX_POINTS]
+    if shown:
+        fig.add_trace(
+            go.Scatter(
+                name="cache break",
+                x=shown,
+                y=[tokens_sent[position[t]] for t in shown],
+                mode="markers",
+                marker={"color": "#c62828", "size": 10, "symbol": "x"},
+            )
+        )
+    fig.update_layout(barmode="stack", bargap=0)
+    fig.update_xaxes(title_text="assistant turn")
+    fig.update_yaxes(title_text="tokens per call", rangemode="tozero")
+    return _layout(fig, title="Cacheable prefix per call", height=height)
+
+
+def disagreement_figure(
+    exact: Sequence[int], heuristic: Sequence[int], *, height: int = 360
+) -> go.Figure:
+    """Exact tokens against the chars/4 estimate, one point per message, with the y = x line.
+
+    Points under the line are messages a chars/4 budget under-counts (it would trim too late).
+    """
+    idx = sample_points(len(exact))
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            name="message",
+            x=[exact[i] for i in idx],
+            y=[heuristic[i] for i in idx],
+            mode="markers",
+            marker={"color": DECISION_COLOURS["pinned"], "size": 7, "opacity": 0.6},
+        )
+    )
+    top = max([*exact, *heuristic, 1])
+    fig.add_trace(
+        go.Scatter(
+            name="exact = estimate",
+            x=[0, top],
+            y=[0, top],
+            mode="lines",
+            line={"color": "#424242", "dash": "dash", "width": 2},
+        )
+    )
+    fig.update_xaxes(title_text="exact tokens (tokenizer + chat format)")
+    fig.update_yaxes(title_text="chars / 4 estimate")
+    return _layout(fig, title="Exact count vs chars/4", height=height)

@@ -1,0 +1,428 @@
+"""The issue-7 views: provider badges, fact retention, re-summarization guard, summary lineage,
+token-count disagreement and policy export. Every number comes from :mod:`ctxlab.insights`,
+:mod:`ctxlab.validate` or :mod:`ctxlab.export`; this module only caches per chat and draws.
+
+Chat text is shown through ``st.dataframe``, ``st.code`` and ``st.text`` after
+:func:`ctxlab.ui.text.visible`; Markdown only carries text this module writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from ctxlab.counted import CountedChat
+from ctxlab.export import TARGETS, export_details
+from ctxlab.insights import (
+    Fact,
+    FactRetention,
+    LineageEntry,
+    extract_facts,
+    fact_retention,
+    resummarization_guard,
+    token_disagreement,
+    word_diff,
+)
+from ctxlab.model import Message
+from ctxlab.strategies import Strategy
+from ctxlab.tokens import TokenCounter
+from ctxlab.ui import figures
+from ctxlab.ui.text import visible
+from ctxlab.validate import PROVIDERS, Problem, validate
+
+__all__ = [
+    "PROVIDER_TITLES",
+    "ProblemsByProvider",
+    "chat_facts",
+    "diff_lines",
+    "disagreement_frame",
+    "facts_frame",
+    "lineage_frame",
+    "per_chat",
+    "problem_frame",
+    "provider_problems",
+    "render_export",
+    "render_facts",
+    "render_lineage",
+    "render_message_problems",
+    "render_provider_badges",
+    "render_resummarization_guard",
+    "render_token_disagreement",
+    "retention_of",
+    "typed_facts",
+]
+
+PROVIDER_TITLES: Mapping[str, str] = {
+    "openai": "OpenAI",
+    "anthropic": "Anthropic",
+    "gemini": "Gemini",
+}
+ProblemsByProvider = dict[str, tuple[Problem, ...]]
+T = TypeVar("T")
+
+
+def per_chat(name: str, chat: object, build: Callable[[], T], extra: object = None) -> T:
+    """``build()``, kept in session state while ``chat`` (by identity) and ``extra`` are the same.
+
+    One slot per ``name``: the chat on screen is the only one worth remembering.
+    """
+    key = f"ctx.cache.{name}"
+    cached = st.session_state.get(key)
+    if cached is not None and cached[0] is chat and cached[1] == extra:
+        value: T = cached[2]
+        return value
+    value = build()
+    st.session_state[key] = (chat, extra, value)
+    return value
+
+
+# -- provider badges -----------------------------------------------------------------------------
+
+
+def provider_problems(
+    messages: Sequence[Message],
+    *,
+    budget: int | None = None,
+    counter: TokenCounter | None = None,
+) -> ProblemsByProvider:
+    """The validator's problems of ``messages`` for every provider (never raises on odd chats)."""
+    return {p: validate(messages, budget=budget, counter=counter, provider=p) for p in PROVIDERS}
+
+
+def problem_frame(messages: Sequence[Message], by_provider: ProblemsByProvider) -> pd.DataFrame:
+    """One row per problem: provider, severity, rule, the message's position/id/role in the
+    context, our explanation and the provider's own error wording."""
+    position = {m.id: i for i, m in enumerate(messages)}
+    rows: list[dict[str, Any]] = []
+    for provider, problems in by_provider.items():
+        for p in problems:
+            i = position.get(p.message_id) if p.message_id is not None else None
+            rows.append(
+                {
+                    "provider": PROVIDER_TITLES.get(provider, provider),
+                    "severity": p.severity,
+                    "rule": p.code,
+                    "position": "—" if i is None else str(i),
+                    "message id": visible(p.message_id or "—"),
+                    "role": "—" if i is None else messages[i].role.value,
+                    "problem": visible(p.text),
+                    "provider error": visible(p.provider_error or "—"),
+                }
+            )
+    columns = [
+        "provider",
+        "severity",
+        "rule",
+        "position",
+        "message id",
+        "role",
+        "problem",
+        "provider error",
+    ]
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
+def render_provider_badges(
+    messages: Sequence[Message],
+    *,
+    key: str,
+    budget: int | None = None,
+    counter: TokenCounter | None = None,
+    details: bool = True,
+) -> ProblemsByProvider:
+    """One badge per provider ("valid" / "n problems") and, when any, the problem list.
+
+    Returns the problems by provider, for views that show them next to their messages.
+    """
+    by_provider = provider_problems(messages, budget=budget, counter=counter)
+    cols = st.columns(len(by_provider))
+    for col, (provider, problems) in zip(cols, by_provider.items(), strict=True):
+        title = PROVIDER_TITLES.get(provider, provider)
+        errors = sum(p.severity == "error" for p in problems)
+        if not problems:
+            col.badge(f"{title}: valid", icon=":material/check_circle:", color="green")
+        else:
+            n = len(problems)
+            label = f"{title}: {n} problem{'s' if n != 1 else ''}"
+            col.badge(label, icon=":material/error:", color="red" if errors else "orange")
+    if details and any(by_provider.values()):
+        with st.expander("Provider problems (position, id, role, the provider's error)"):
+            st.dataframe(
+                problem_frame(messages, by_provider),
+                hide_index=True,
+                width="stretch",
+                key=f"{key}-problems",
+            )
+    return by_provider
+
+
+def render_message_problems(message_id: str, by_provider: ProblemsByProvider) -> None:
+    """The problems every provider has with one message, with the provider's wording."""
+    for provider, problems in by_provider.items():
+        for p in problems:
+            if p.message_id != message_id:
+                continue
+            title = PROVIDER_TITLES.get(provider, provider)
+            text = f"{title} · {p.severity}: {p.code} — {visible(p.text)}"
+            if p.provider_error:
+                text += f"\nProvider error: {visible(p.provider_error)}"
+            (st.error if p.severity == "error" else st.warning)(text)
+
+
+# -- facts -----------------------------------------------------------------------------------------
+
+
+def chat_facts(counted: CountedChat) -> tuple[Fact, ...]:
+    """Facts picked from the chat automatically, computed once per loaded chat."""
+    return per_chat("facts", counted, lambda: extract_facts(counted.messages))
+
+
+def typed_facts(text: str) -> tuple[Fact, ...]:
+    """One typed fact per non-empty line."""
+    return tuple(Fact(line.strip()) for line in text.splitlines() if line.strip())
+
+
+def retention_of(
+    original: Sequence[Message], context: Sequence[Message], facts: Sequence[Fact]
+) -> FactRetention:
+    """:func:`fact_retention` of ``facts`` in ``context``."""
+    return fact_retention(original, context, facts)
+
+
+def _positions(counted: CountedChat) -> dict[str, int]:
+    return per_chat("positions", counted, lambda: {m.id: i for i, m in enumerate(counted.messages)})
+
+
+def facts_frame(retention: FactRetention, positions: Mapping[str, int]) -> pd.DataFrame:
+    """One row per fact: kept or lost, how (verbatim / in a summary), where it came from."""
+    rows = []
+    for check in retention.checks:
+        fact = check.fact
+        origin = positions.get(fact.message_id) if fact.message_id else None
+        how = "lost"
+        if check.retained:
+            how = "in the summary" if check.via_summary else "verbatim"
+        rows.append(
+            {
+                "fact": visible(fact.text),
+                "kind": fact.kind,
+                "status": how,
+                "from message #": "typed" if origin is None else str(origin),
+                "from id": visible(fact.message_id or "—"),
+            }
+        )
+    return pd.DataFrame.from_records(
+        rows, columns=["fact", "kind", "status", "from message #", "from id"]
+    )
+
+
+def render_facts(counted: CountedChat, context: Sequence[Message], *, key: str) -> FactRetention:
+    """The Facts panel: automatic + typed facts, retention %, and the lost ones first."""
+    typed = st.text_area(
+        "Facts to check (one per line), on top of the ones picked automatically",
+        key=f"{key}-typed",
+        height=90,
+        placeholder="e.g. order 4417\nnut-free",
+    )
+    auto = chat_facts(counted)
+    facts = (*typed_facts(typed), *auto)
+    retention = retention_of(counted.messages, context, facts)
+    cols = st.columns(3)
+    cols[0].metric("Fact retention", f"{retention.percent:.1f}%")
+    cols[1].metric("Facts kept", f"{retention.retained:,} of {retention.total:,}")
+    cols[2].metric("Facts lost", f"{retention.total - retention.retained:,}")
+    st.caption(
+        f"{len(auto):,} facts picked automatically (numbers, identifiers, names, URLs, paths "
+        "from user and tool messages); a fact counts as kept when its exact text is in the "
+        "context, in a kept message or in a summary."
+    )
+    frame = facts_frame(retention, _positions(counted))
+    frame = frame.sort_values("status", key=lambda s: s != "lost", kind="stable")
+    st.dataframe(frame, hide_index=True, width="stretch", height=360, key=f"{key}-facts")
+    return retention
+
+
+# -- re-summarization guard ----------------------------------------------------------------------
+
+
+def render_resummarization_guard(
+    strategy: Strategy,
+    messages: Sequence[Message],
+    counter: TokenCounter,
+    *,
+    apply: Callable[[Mapping[str, Any]], None],
+    key: str,
+    summarizer_calls: int | None = None,
+    summary_cost: float | None = None,
+) -> None:
+    """A warning when the configuration would summarize on (almost) every call, with the
+    suggested change and a button that applies it through ``apply``."""
+    guard = resummarization_guard(strategy, messages, counter)
+    if guard is None or not guard.risk.fires_every_call:
+        return
+    text = f"Re-summarization loop: {guard.risk.suggestion}"
+    if summarizer_calls is not None:
+        cost = "n/a" if summary_cost is None else f"${summary_cost:,.4f}"
+        text += f" Over this replay: {summarizer_calls:,} summarizer calls costing {cost}."
+    st.warning(text)
+    change = ", ".join(f"{name} = {value:,}" for name, value in guard.changes.items())
+    if guard.changes and st.button(f"Apply the suggestion ({change})", key=f"{key}-apply"):
+        apply(guard.changes)
+        st.rerun()
+
+
+# -- summary lineage -------------------------------------------------------------------------------
+
+
+def lineage_frame(
+    entries: Sequence[LineageEntry], positions: Mapping[str, int] | None = None
+) -> pd.DataFrame:
+    """One row per compaction: its ids, what it covers and which compaction it updated."""
+    positions = positions or {}
+    rows = []
+    for n, e in enumerate(entries, start=1):
+        covered = [positions[i] for i in e.covers if i in positions]
+        span = f"#{min(covered)}–#{max(covered)}" if covered else "—"
+        tail = positions.get(e.tail_start_id) if e.tail_start_id else None
+        rows.append(
+            {
+                "compaction": n,
+                "compaction id": visible(e.compaction_id),
+                "summary id": visible(e.summary_id or "—"),
+                "updates": visible(e.previous_compaction_id or "— (first)"),
+                "covers": f"{len(e.covers):,} messages {span}" if e.covers else "—",
+                "covered ids": visible(
+                    ", ".join(e.covers[:8]) + (" …" if len(e.covers) > 8 else "")
+                )
+                if e.covers
+                else "—",
+                "tail starts at": visible(e.tail_start_id or "—")
+                + ("" if tail is None else f" (#{tail})"),
+                "summary words": len(e.summary_text.split()),
+            }
+        )
+    return pd.DataFrame.from_records(rows)
+
+
+def diff_lines(old: str, new: str) -> str:
+    """A word diff as plain text lines: ``+ added``, ``- removed``, ``  unchanged``."""
+    prefix = {"=": "  ", "-": "- ", "+": "+ "}
+    return "\n".join(f"{prefix[op]}{visible(text)}" for op, text in word_diff(old, new) if text)
+
+
+def render_lineage(
+    entries: Sequence[LineageEntry], positions: Mapping[str, int] | None, *, key: str
+) -> None:
+    """The compaction chain and a word diff between successive summaries (plain text)."""
+    if not entries:
+        st.info("No compaction here: the chat holds no compaction pair.")
+        return
+    st.dataframe(
+        lineage_frame(entries, positions), hide_index=True, width="stretch", key=f"{key}-table"
+    )
+    if len(entries) < 2:
+        st.caption("A single compaction: nothing to diff yet.")
+        return
+    pick = int(
+        st.number_input(
+            f"Diff summary # (2–{len(entries)}) against the one it updated",
+            2,
+            len(entries),
+            len(entries),
+            key=f"{key}-pick",
+        )
+    )
+    old, new = entries[pick - 2], entries[pick - 1]
+    st.caption(f"Word diff: summary {pick - 1} → {pick} (+ added, - removed)")
+    st.code(diff_lines(old.summary_text, new.summary_text), language=None, wrap_lines=True)
+
+
+# -- token-count disagreement ----------------------------------------------------------------------
+
+
+def disagreement_frame(counted: CountedChat, counter: TokenCounter) -> pd.DataFrame:
+    """Per message: exact, chars/4, overhead and error, worst under-count first."""
+    rows = token_disagreement(counted.messages, counter)
+    frame = pd.DataFrame(
+        {
+            "index": range(len(rows)),
+            "id": [visible(r.message_id) for r in rows],
+            "role": [r.role.value for r in rows],
+            "kind": [_kind(m) for m in counted.messages],
+            "exact": [r.exact for r in rows],
+            "chars/4": [r.heuristic for r in rows],
+            "overhead": [r.overhead for r in rows],
+            "error": [r.error for r in rows],
+        }
+    )
+    return frame.sort_values(["error", "index"], kind="stable").reset_index(drop=True)
+
+
+def _kind(message: Message) -> str:
+    text = message.content
+    if message.tool_calls:
+        return "tool call"
+    if message.role.is_tool_result:
+        return "tool result"
+    if "```" in text or text.count("\n    ") >= 3:
+        return "code"
+    if text and sum(ord(ch) > 127 for ch in text) > len(text) // 5:
+        return "non-English"
+    return "text"
+
+
+def disagreement_summary(frame: pd.DataFrame) -> str:
+    """One sentence: how far chars/4 under-counts in total and where it is worst."""
+    exact, estimate = int(frame["exact"].sum()), int(frame["chars/4"].sum())
+    under = frame[frame["error"] < 0]
+    by_kind = under.groupby("kind")["error"].sum().sort_values()
+    worst = ", ".join(f"{kind} ({-int(v):,} tokens)" for kind, v in by_kind.head(3).items())
+    share = (exact - estimate) / exact * 100 if exact else 0.0
+    if estimate >= exact:
+        return (
+            f"chars/4 estimates {estimate:,} tokens for {exact:,} real ones: it over-counts "
+            "this chat, so a heuristic budget trims early, never too late."
+        )
+    return (
+        f"chars/4 estimates {estimate:,} tokens for {exact:,} real ones ({share:.1f}% under): "
+        f"a heuristic budget would trim too late, mostly on {worst or 'message overhead'}."
+    )
+
+
+def render_token_disagreement(counted: CountedChat, counter: TokenCounter, model: str) -> None:
+    """The Tokens tab: a one-line verdict, the per-message table and a scatter plot."""
+    frame = per_chat(
+        "disagreement", counted, lambda: disagreement_frame(counted, counter), extra=model
+    )
+    st.markdown(disagreement_summary(frame))
+    st.dataframe(frame, hide_index=True, width="stretch", height=360, key="tokens-table")
+    st.plotly_chart(
+        figures.disagreement_figure(list(frame["exact"]), list(frame["chars/4"])),
+        key="tokens-figure",
+        width="stretch",
+    )
+
+
+# -- export ----------------------------------------------------------------------------------------
+
+
+def render_export(strategy: Strategy, model: str, stem: str) -> None:
+    """Target picker, the exported code, its caveats and a download."""
+    target = st.selectbox("Export for", TARGETS, key="export-target")
+    exported = export_details(strategy, target, model=model)
+    for note in exported.notes:
+        st.warning(note)
+    if exported.exact:
+        st.caption("Exact: run on the same chat, this code makes the decisions shown here.")
+    source = exported.as_source()
+    st.code(source, language="python")
+    st.download_button(
+        "Download policy.py",
+        source,
+        file_name=f"{stem}-{target}-policy.py",
+        mime="text/x-python",
+        key="dl-export",
+    )

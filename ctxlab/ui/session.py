@@ -1,0 +1,482 @@
+"""The shared sidebar: which chat, which model, which strategy; and the URL that restores them.
+
+Every page calls :func:`sidebar` first. The loaded chat is a tuple of messages kept in
+``st.session_state`` (samples come from ``st.cache_resource``, which hands back the very same
+object), so the counter's identity cache makes every rerun after the first count free of
+tokenization. A chat that fails to load shows an error naming the problem and the place, and the
+previously loaded chat stays loaded.
+
+Only the chat (sample name), model, strategy and strategy parameters enter the URL; an API key
+never does (it lives in a password widget's session state only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import CtxlabError
+from ctxlab.formats import list_conversations, load_chat
+from ctxlab.model import Message
+from ctxlab.strategies import (
+    Strategy,
+    build_strategy,
+    get_strategy_class,
+    parameters,
+    strategy_names,
+)
+from ctxlab.strategies.registry import coerce_value
+from ctxlab.tokens import COUNTER_NAMES, TokenCounter, get_counter
+from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
+
+__all__ = [
+    "LoadedChat",
+    "Workspace",
+    "apply_params",
+    "build_or_error",
+    "check_size",
+    "load_source",
+    "params_to_query",
+    "sidebar",
+    "strategy_params",
+    "sync_url",
+    "upload_limit_mb",
+]
+
+CHAT = "ctx.chat"
+ERROR = "ctx.load_error"
+SOURCE = "ctx.source"
+SAMPLE = "ctx.sample"
+MODEL = "ctx.model"
+STRATEGY = "ctx.strategy"
+PASTE = "ctx.paste"
+UPLOAD = "ctx.upload"
+URL_DONE = "ctx.url_restored"
+# Widget keys whose values must survive a page switch (Streamlit drops the state of widgets a
+# page does not draw; re-assigning a key makes it plain session state for one more run).
+PERSISTENT = (SOURCE, SAMPLE, MODEL, STRATEGY, PASTE)
+RESERVED_QUERY = ("chat", "strategy", "model")
+SOURCES = ("Sample", "Upload", "Paste")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LoadedChat:
+    """The chat on screen. ``slot`` names it in widget keys; ``sample`` is its URL name."""
+
+    messages: tuple[Message, ...]
+    label: str
+    slot: str
+    sample: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Workspace:
+    """What the sidebar chose: the chat counted with the chosen model's counter, a strategy."""
+
+    chat: LoadedChat
+    model: str
+    counter: TokenCounter
+    counted: CountedChat
+    strategy_cls: type[Strategy]
+
+
+def upload_limit_mb() -> int:
+    """``server.maxUploadSize`` in MB (what Streamlit enforces)."""
+    try:
+        return int(st.get_option("server.maxUploadSize"))
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - option always exists
+        return 200
+
+
+def check_size(data: bytes | str, name: str, limit_mb: int) -> None:
+    """Refuse ``data`` over ``limit_mb`` MB (the upload limit, applied to pasted text too).
+
+    Streamlit's uploader enforces ``server.maxUploadSize`` itself; pasted text has no such
+    limit, so the same one is checked here before anything is parsed.
+
+    Raises:
+        CtxlabError: the size, the limit and what to do.
+    """
+    limit = limit_mb * 1024 * 1024
+    if isinstance(data, str):
+        # Cheap bounds first: UTF-8 needs 1 to 4 bytes per character.
+        if len(data) <= limit // 4:
+            return
+        size = len(data) if len(data) > limit else len(data.encode("utf-8", "surrogatepass"))
+    else:
+        size = len(data)
+    if size > limit:
+        raise CtxlabError(
+            f"{name}: {size / 1024 / 1024:,.1f} MB is over the {limit_mb} MB limit for a chat; "
+            "load a smaller chat, or raise server.maxUploadSize in .streamlit/config.toml"
+        )
+
+
+def load_source(
+    data: bytes | str, name: str, conversation: str | None = None, *, limit_mb: int | None = None
+) -> tuple[Message, ...]:
+    """The upload/paste handler: read ``data`` (any format ``load_chat`` knows).
+
+    Args:
+        data: the file's bytes or the pasted text.
+        name: the display name used in error messages.
+        conversation: which conversation of a multi-conversation file (None: the first).
+        limit_mb: refuse data over this many MB (None: no limit).
+
+    Raises:
+        ChatFormatError: the problem and the place (``name`` is used in the message).
+        CtxlabError: an empty chat, or one over ``limit_mb``.
+    """
+    if limit_mb is not None:
+        check_size(data, name, limit_mb)
+    messages = load_chat(data, name=name, conversation=conversation)
+    if not messages:
+        raise CtxlabError(f"{name}: the chat holds no messages")
+    return messages
+
+
+@st.cache_resource(show_spinner="Loading the sample chat…", max_entries=16)
+def _sample_messages(name: str) -> tuple[Message, ...]:
+    from ctxlab.samples import sample_path
+
+    return load_chat(sample_path(name), name=name)
+
+
+def _samples() -> dict[str, str]:
+    """Sample name -> title, in display order."""
+    try:
+        from ctxlab.samples import list_samples
+
+        return {s.name: s.title for s in list_samples()}
+    except (ImportError, OSError):  # pragma: no cover - samples ship with the app
+        return {}
+
+
+def _set_chat(chat: LoadedChat) -> None:
+    st.session_state[CHAT] = chat
+    st.session_state.pop(ERROR, None)
+
+
+def _next_slot(prefix: str) -> str:
+    n = int(st.session_state.get("ctx.loads", 0)) + 1
+    st.session_state["ctx.loads"] = n
+    return f"{prefix}{n}"
+
+
+def _load_sample(name: str, titles: Mapping[str, str]) -> None:
+    try:
+        messages = _sample_messages(name)
+    except CtxlabError as exc:
+        st.session_state[ERROR] = str(exc)
+        return
+    _set_chat(LoadedChat(messages, titles.get(name, name), slot=name, sample=name))
+
+
+def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
+    try:
+        messages = load_source(data, name, conversation, limit_mb=upload_limit_mb())
+    except CtxlabError as exc:
+        st.session_state[ERROR] = str(exc)
+        return False
+    _set_chat(LoadedChat(messages, name, slot=_next_slot(prefix)))
+    return True
+
+
+def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
+    """A picker when the source holds several conversations; the chosen id (None: the first)."""
+    try:
+        conversations = list_conversations(data, name=name)
+    except CtxlabError:
+        return None  # load_chat reports the problem
+    if len(conversations) <= 1:
+        return None
+    ids = [cid for cid, _ in conversations]
+    titles = dict(conversations)
+    picked: str = st.sidebar.selectbox(
+        f"Conversation ({len(ids)} in this file)",
+        ids,
+        key=key,
+        format_func=lambda cid: visible_title(titles.get(cid) or cid),
+    )
+    return picked
+
+
+def visible_title(text: str) -> str:
+    from ctxlab.ui.text import visible
+
+    return visible(text)[:80]
+
+
+def _restore_from_url(samples: Mapping[str, str]) -> None:
+    """Once per session: seed the sidebar from ``st.query_params`` (a shared link)."""
+    if st.session_state.get(URL_DONE):
+        return
+    st.session_state[URL_DONE] = True
+    query = st.query_params.to_dict()
+    chat = query.get("chat")
+    if chat in samples:
+        st.session_state[SAMPLE] = chat
+        st.session_state[SOURCE] = "Sample"
+    if query.get("model") in COUNTER_NAMES:
+        st.session_state[MODEL] = query["model"]
+    name = query.get("strategy")
+    if name not in strategy_names():
+        return
+    st.session_state[STRATEGY] = name
+    raw = {k: v for k, v in query.items() if k not in RESERVED_QUERY}
+    if raw:
+        st.session_state["ctx.url_params"] = (name, chat, raw)
+
+
+def _pending_url_params(ws: Workspace) -> dict[str, Any]:
+    """Parameters from a shared link, coerced; applied once, to the chat the link names."""
+    pending = st.session_state.pop("ctx.url_params", None)
+    if not pending:
+        return {}
+    name, chat, raw = pending
+    if name != ws.strategy_cls.name or chat != ws.chat.sample:
+        return {}
+    infos = {info.name: info for info in parameters(ws.strategy_cls)}
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        info = infos.get(key)
+        if info is None:
+            continue
+        try:
+            out[key] = coerce_value(info, value)
+        except CtxlabError:
+            continue
+    return out
+
+
+def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
+    """``counter.counted(messages)`` with a progress bar while tokens are actually counted."""
+    holder = st.sidebar.empty()
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        text = f"Counting tokens… {done:,} / {total:,} messages"
+        if bar is None:
+            bar = holder.progress(0.0, text=text)
+        bar.progress(min(done / max(total, 1), 1.0), text=text)
+
+    counted = counter.counted(messages, progress=progress)
+    holder.empty()
+    return counted
+
+
+def _model_label(name: str) -> str:
+    return "approx (approximate: characters / 4)" if name == "approx" else name
+
+
+def sidebar(*, with_strategy: bool = True) -> Workspace | None:
+    """Draw the shared sidebar (chat source, model, strategy) and return the workspace.
+
+    Returns None only when no chat could be loaded at all (an error is shown).
+    """
+    for key in PERSISTENT:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+    samples = _samples()
+    _restore_from_url(samples)
+    side = st.sidebar
+    side.header("Chat")
+    source = side.radio("Source", SOURCES, key=SOURCE, horizontal=True)
+    current: LoadedChat | None = st.session_state.get(CHAT)
+    if source == "Sample" and samples:
+        if SAMPLE not in st.session_state or st.session_state[SAMPLE] not in samples:
+            st.session_state[SAMPLE] = next(iter(samples))
+        name = side.selectbox(
+            "Sample chat", list(samples), key=SAMPLE, format_func=lambda n: samples.get(n, n)
+        )
+        if current is None or current.sample != name:
+            _load_sample(name, samples)
+    elif source == "Upload":
+        _upload_panel(samples)
+    elif source == "Paste":
+        _paste_panel()
+    if st.session_state.get(CHAT) is None and samples:
+        _load_sample(next(iter(samples)), samples)
+    error = st.session_state.get(ERROR)
+    if error:
+        side.error(error)
+    chat: LoadedChat | None = st.session_state.get(CHAT)
+    if chat is None:
+        st.error("No chat is loaded: pick a sample, upload a file or paste JSON.")
+        return None
+    if error:
+        side.caption(f"Still showing the previous chat: {visible_title(chat.label)}")
+
+    side.header("Model")
+    if st.session_state.get(MODEL) not in COUNTER_NAMES:
+        st.session_state[MODEL] = COUNTER_NAMES[0]
+    model = side.selectbox("Model / tokenizer", COUNTER_NAMES, key=MODEL, format_func=_model_label)
+    try:
+        counter = get_counter(model)
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None
+    if not counter.is_exact:
+        side.caption("Approximate counts: no public tokenizer for this family.")
+    counted = _count(counter, chat.messages)
+    side.caption(
+        f"{visible_title(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
+        f"rounds · {counted.total:,} tokens ({counter.label})"
+    )
+    names = strategy_names()
+    if st.session_state.get(STRATEGY) not in names:
+        st.session_state[STRATEGY] = names[0]
+    cls = get_strategy_class(str(st.session_state[STRATEGY]))
+    if with_strategy:
+        side.header("Strategy")
+        picked = side.selectbox(
+            "Strategy",
+            names,
+            key=STRATEGY,
+            format_func=lambda n: get_strategy_class(n).title,
+        )
+        cls = get_strategy_class(picked)
+        side.caption(cls.summary)
+    return Workspace(chat, model, counter, counted, cls)
+
+
+def _upload_panel(samples: Mapping[str, str]) -> None:
+    side = st.sidebar
+    limit = upload_limit_mb()
+    uploaded = side.file_uploader(
+        f"Chat file (.json / .jsonl, up to {limit} MB)", type=["json", "jsonl"], key=UPLOAD
+    )
+    if uploaded is None:
+        return
+    data = uploaded.getvalue()
+    conversation = _conversation_picker(data, uploaded.name, key=f"ctx.conv.{uploaded.file_id}")
+    marker = (uploaded.file_id, conversation)
+    if st.session_state.get("ctx.upload_seen") == marker:
+        return
+    st.session_state["ctx.upload_seen"] = marker
+    _try_load(data, uploaded.name, conversation, prefix="upload")
+
+
+def _paste_panel() -> None:
+    side = st.sidebar
+    limit = upload_limit_mb()
+    text = side.text_area(
+        f"Paste chat JSON (OpenAI messages, Anthropic, ShareGPT, JSONL…; up to {limit} MB)",
+        key=PASTE,
+        height=160,
+    )
+    if not text.strip():
+        return
+    try:
+        check_size(text, "pasted chat", limit)
+    except CtxlabError as exc:
+        side.error(str(exc))
+        return
+    conversation = _conversation_picker(text, "pasted chat", key="ctx.conv.paste")
+    if side.button("Load pasted chat", key="ctx.paste_load", type="primary"):
+        _try_load(text, "pasted chat", conversation, prefix="paste")
+
+
+def strategy_params(
+    ws: Workspace,
+    cls: type[Strategy] | None = None,
+    *,
+    namespace: str = "",
+    container: Any = None,
+) -> dict[str, Any]:
+    """The parameter widgets of ``cls`` (the sidebar's strategy by default); values by name.
+
+    Values from a shared link are applied first (once), then the widgets are drawn.
+    """
+    cls = cls or ws.strategy_cls
+    if not namespace:
+        from_url = _pending_url_params(ws)
+        if from_url:
+            apply_params(namespace, cls.name, ws.chat.slot, from_url, ws)
+    box = container if container is not None else st.sidebar
+    return strategy_widgets(
+        cls, ws.counted, namespace=namespace, token=_token(ws.chat.slot), container=box
+    )
+
+
+def _token(slot: str) -> int:
+    """A small stable integer per chat slot (widget keys stay short)."""
+    tokens: dict[str, int] = st.session_state.setdefault("ctx.slots", {})
+    if slot not in tokens:
+        tokens[slot] = len(tokens) + 1
+    return tokens[slot]
+
+
+def apply_params(
+    namespace: str, strategy: str, slot: str, values: Mapping[str, Any], ws: Workspace
+) -> None:
+    """Make ``values`` the parameters the next run's widgets start from (Tune, shared links)."""
+    from ctxlab.ui.widgets import initial_values, param_key
+
+    cls = get_strategy_class(strategy)
+    store = st.session_state.get(PARAMS_STATE, {})
+    merged = {**initial_values(cls, ws.counted), **store.get((namespace, strategy), {})}
+    merged.update(values)
+    remember_params(st.session_state, namespace, strategy, merged)
+    token = _token(slot)
+    for name in values:
+        st.session_state.pop(param_key(namespace, strategy, name, token), None)
+
+
+def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
+    """``build_strategy(name, values)``, or None after showing the ParameterError."""
+    try:
+        return build_strategy(name, values)
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None
+
+
+def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:
+    """Parameter values as URL strings (roles comma-joined; unset values left out)."""
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, tuple | list):
+            out[key] = ",".join(str(getattr(v, "value", v)) for v in value)
+        elif isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        else:
+            out[key] = str(value)
+    return out
+
+
+def sync_url(ws: Workspace, strategy: str, values: Mapping[str, Any]) -> None:
+    """Write chat, model, strategy and parameters to the URL (only when they changed).
+
+    Long text parameters (a prompt) stay out of the URL to keep links short.
+    """
+    wanted: dict[str, str] = {}
+    if ws.chat.sample:
+        wanted["chat"] = ws.chat.sample
+    wanted["model"] = ws.model
+    wanted["strategy"] = strategy
+    for key, text in params_to_query(values).items():
+        if len(text) <= 200:
+            wanted[key] = text
+    if st.query_params.to_dict() != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def api_key_default() -> str:
+    """The key from ``st.secrets`` or ``OPENAI_API_KEY``; "" when neither has one."""
+    try:
+        value = st.secrets.get("OPENAI_API_KEY")
+    except Exception:  # st.secrets raises when no secrets.toml exists, even for .get
+        value = None
+    return str(value or os.environ.get("OPENAI_API_KEY", ""))
+
+
+ProgressCallback = Callable[[int, int], None]

@@ -1,0 +1,169 @@
+"""The summarizer backend panel and the one engine call of a page, with its error handling.
+
+A summarizing strategy never calls a paid endpoint because a slider moved: with a real endpoint
+the strategy runs against a *preview* summarizer that records the exact request and returns a
+visible placeholder, until the user presses "Run summarizer" (or the response is already in the
+shared cache). The offline summarizer is free and deterministic, so it runs on every change.
+The API key lives only in a password widget's session state (or comes from ``st.secrets`` /
+``OPENAI_API_KEY``); it is never written to the URL, a download, the page or a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ctxlab.errors import CtxlabError, SummarizerError
+from ctxlab.strategies import Strategy, TrimResult
+from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
+from ctxlab.ui.session import Workspace, api_key_default
+
+__all__ = [
+    "PLACEHOLDER",
+    "Backend",
+    "Outcome",
+    "PreviewSummarizer",
+    "Unavailable",
+    "run",
+    "summarizer_panel",
+]
+
+PLACEHOLDER = "(summary not generated yet: press “Run summarizer” to call the endpoint)"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Backend:
+    """The chosen summarizer and whether it may run without a button press."""
+
+    summarizer: Summarizer
+    automatic: bool
+    label: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Outcome:
+    """One engine call's result; ``preview`` when the summary is a placeholder."""
+
+    result: TrimResult
+    request: SummaryRequest | None
+    preview: bool = False
+
+
+class PreviewSummarizer:
+    """Records the exact request and answers with :data:`PLACEHOLDER`; never calls anything."""
+
+    name = "preview"
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+        self.requests: list[SummaryRequest] = []
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        self.requests.append(request)
+        return SummaryResponse(PLACEHOLDER, 0, 0, self.model or "preview")
+
+
+def summarizer_panel(cls: type[Strategy]) -> Backend | None:
+    """Sidebar controls of the summarizer backend; None when ``cls`` does not summarize."""
+    if not cls.uses_summarizer:
+        return None
+    from ctxlab import summarizers
+
+    side = st.sidebar
+    side.header("Summarizer")
+    kind = side.radio(
+        "Backend",
+        ("Offline (extractive, no network)", "OpenAI-compatible endpoint"),
+        key="ctx.backend",
+    )
+    if kind.startswith("Offline"):
+        offline: Summarizer = summarizers.OfflineSummarizer()
+        return Backend(offline, automatic=True, label="offline")
+    base_url = side.text_input(
+        "Base URL", key="ctx.base_url", placeholder="https://api.openai.com/v1"
+    )
+    model = side.text_input("Summarizer model", "gpt-4o-mini", key="ctx.sum_model")
+    default_key = api_key_default()
+    typed = side.text_input(
+        "API key",
+        type="password",
+        key="ctx.api_key",
+        help="Used for this session only; never stored in the URL, downloads or logs.",
+        placeholder="from OPENAI_API_KEY / secrets" if default_key else "sk-…",
+    )
+    api_key = typed or default_key or None
+    label = f"{model} at {base_url or 'OpenAI'}"
+    try:
+        real: Summarizer = summarizers.OpenAISummarizer(
+            model, base_url=base_url or None, api_key=api_key
+        )
+    except SummarizerError as exc:
+        side.error(str(exc))
+        return Backend(Unavailable(str(exc)), automatic=False, label=label)
+    return Backend(real, automatic=False, label=label)
+
+
+class Unavailable:
+    """Stands in for a summarizer that could not be configured; says why when called."""
+
+    name = "unavailable"
+    model = ""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def summarize(self, request: SummaryRequest) -> SummaryResponse:
+        raise SummarizerError(self.reason)
+
+
+def _is_cached(backend: Backend, request: SummaryRequest) -> bool:
+    """True when the backend's response cache already holds the answer to ``request``."""
+    summarizer = backend.summarizer
+    cache = getattr(summarizer, "cache", None)
+    key_of = getattr(summarizer, "cache_key", None)
+    if cache is None or key_of is None:
+        return False
+    try:
+        return cache.get(key_of(request)) is not None
+    except (CtxlabError, OSError, ValueError):
+        return False
+
+
+def run(
+    strategy: Strategy, ws: Workspace, backend: Backend | None, *, button_key: str = "run-sum"
+) -> Outcome | None:
+    """Apply ``strategy`` to the workspace chat; errors become ``st.error`` and None.
+
+    With a non-automatic backend, the real summarizer runs only on the button press or when its
+    cache holds the response; otherwise the outcome is a preview with the exact request.
+    """
+    messages, counter = ws.chat.messages, ws.counter
+    try:
+        if backend is None:
+            result = strategy.apply(messages, counter)
+            return Outcome(result, result.summary_request)
+        preview = PreviewSummarizer(getattr(backend.summarizer, "model", ""))
+        drafted = strategy.apply(messages, counter, preview)
+        request = drafted.summary_request or (preview.requests[-1] if preview.requests else None)
+        if request is None:
+            return Outcome(drafted, None)
+        pressed = False
+        if not backend.automatic:
+            pressed = st.button("Run summarizer", key=button_key, type="primary")
+        if backend.automatic or pressed or _is_cached(backend, request):
+            try:
+                with st.spinner(f"Summarizing with {backend.label}…"):
+                    result = strategy.apply(messages, counter, backend.summarizer)
+            except SummarizerError as exc:
+                st.error(f"The summarizer failed; nothing was changed. {exc}")
+                return Outcome(drafted, request, preview=True)
+            return Outcome(result, result.summary_request or request)
+        st.info(
+            "Preview: the context below holds a placeholder where the summary goes. "
+            "Press “Run summarizer” to call the endpoint (nothing is sent before)."
+        )
+        return Outcome(drafted, request, preview=True)
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None

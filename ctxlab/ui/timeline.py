@@ -1,0 +1,236 @@
+"""The Replay page's engine call (cached per configuration) and its rendering."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ctxlab.errors import CtxlabError, SummarizerError
+from ctxlab.insights import fact_retention
+from ctxlab.replay import Replay, replay
+from ctxlab.strategies import Decision, Strategy
+from ctxlab.ui import figures, insights_view
+from ctxlab.ui.session import Workspace, apply_params
+from ctxlab.ui.summary import Backend
+from ctxlab.ui.text import visible
+
+__all__ = [
+    "CACHE_EXPLANATION",
+    "compaction_retention_frame",
+    "render_cache",
+    "render_replay",
+    "run_replay",
+    "summary_cost",
+]
+
+CACHE_EXPLANATION = (
+    "Providers cache a prompt by its exact leading tokens: a call pays the cached price only "
+    "for the part that repeats the previous call word for word, from the very first token. "
+    "A strategy that drops from the front on every call (a sliding window, a token budget "
+    "that is always full) changes the first messages each time, so the cache breaks on every "
+    "call and every token is billed at the full input price. A compaction breaks the cache "
+    "once: the summary replaces the front, and the calls after it repeat the compacted prefix "
+    "and get it cached until the next compaction. OpenAI caches prompts of 1,024 tokens or "
+    "more, in steps of 128 tokens; the cost with cache uses the model's cached-input price."
+)
+
+
+def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay | None:
+    """The replay of ``strategy`` over the chat; a real summarizer only runs on a button press.
+
+    The last replay is kept in session state per (chat, model, strategy, backend), so moving the
+    turn scrubber never recomputes it.
+    """
+    key = (ws.counted, ws.model, repr(strategy), backend.label if backend else "")
+    cached = st.session_state.get("ctx.replay")
+    if cached is not None and cached[0][0] is ws.counted and cached[0][1:] == key[1:]:
+        hit: Replay = cached[1]
+        return hit
+    if (
+        backend is not None
+        and not backend.automatic
+        and not st.button("Run replay with the summarizer", key="replay-run", type="primary")
+    ):
+        st.info("This replay calls the summarizer endpoint: press the button to run it.")
+        return None
+    summarizer = backend.summarizer if backend is not None else None
+    try:
+        with st.spinner("Replaying every turn…"):
+            result = replay(
+                ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model
+            )
+    except SummarizerError as exc:
+        st.error(f"The summarizer failed; nothing was changed. {exc}")
+        return None
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None
+    st.session_state["ctx.replay"] = (key, result)
+    return result
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def summary_cost(rep: Replay) -> float | None:
+    """USD of all summarizer calls of the replay; None when one of them has no price."""
+    total = 0.0
+    for row in rep.rows:
+        if row.summarizer_calls and row.summary_cost is None:
+            return None
+        total += row.summary_cost or 0.0
+    return total
+
+
+def render_cache(rep: Replay) -> None:
+    """Cacheable vs non-cacheable tokens per call, the cache breaks, and cost with caching."""
+    st.subheader("Prompt cache")
+    st.markdown(CACHE_EXPLANATION)
+    if not rep.cache_known:
+        st.info(
+            "The cache columns are not computed for this strategy on a chat this long: its "
+            "context at each call cannot be derived without rebuilding every call."
+        )
+        return
+    breaks = rep.cache_break_turns()
+    cached = sum(r.cached_tokens or 0 for r in rep.rows)
+    cols = st.columns(3)
+    cols[0].metric("Cache breaks", f"{len(breaks):,} of {max(len(rep) - 1, 0):,} calls")
+    cols[1].metric(
+        "Input tokens billed as cached",
+        f"{cached:,}",
+        f"{cached / rep.tokens_sent * 100:.1f}% of sent" if rep.tokens_sent else None,
+        delta_color="off",
+    )
+    cols[2].metric("Cumulative cost with prompt cache", _money(rep.total_cost_with_cache))
+    st.plotly_chart(
+        figures.cache_figure(
+            [r.turn for r in rep.rows],
+            [r.tokens_sent for r in rep.rows],
+            [r.cacheable_prefix_tokens or 0 for r in rep.rows],
+            breaks,
+        ),
+        key="replay-cache",
+        width="stretch",
+    )
+
+
+def compaction_retention_frame(rep: Replay, ws: Workspace) -> pd.DataFrame:
+    """Fact retention right after each compaction of the replay."""
+    facts = insights_view.chat_facts(ws.counted)
+    positions = {m.id: i for i, m in enumerate(ws.chat.messages)}
+    rows = []
+    for c in rep.compactions:
+        seen = tuple(f for f in facts if positions.get(f.message_id or "", 0) < c.message_index)
+        context = rep.context_at(c.turn).messages
+        retention = fact_retention(ws.chat.messages[: c.message_index], context, seen)
+        rows.append(
+            {
+                "turn": c.turn,
+                "before message #": c.message_index,
+                "folded messages": len(c.folded_ids),
+                "facts so far": retention.total,
+                "retained": retention.retained,
+                "retention %": round(retention.percent, 1),
+            }
+        )
+    return pd.DataFrame.from_records(rows)
+
+
+def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
+    """Metrics, tokens per call, prompt cache, cumulative cost and the turn scrubber."""
+    if not rep.rows:
+        st.info("The chat has no assistant turn, so there is nothing to replay.")
+        return
+    for warning in rep.warnings:
+        st.warning(warning)
+    insights_view.render_resummarization_guard(
+        strategy,
+        ws.chat.messages,
+        ws.counter,
+        apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
+        key="replay-guard",
+        summarizer_calls=rep.summarizer_calls,
+        summary_cost=summary_cost(rep),
+    )
+    cols = st.columns(4)
+    cols[0].metric("Calls", f"{len(rep):,}")
+    cols[1].metric(
+        "Input tokens, all calls",
+        f"{rep.tokens_sent:,}",
+        f"{rep.tokens_sent - rep.tokens_untrimmed:,}",
+        delta_color="inverse",
+    )
+    cols[2].metric("Saved", f"{rep.saved_fraction * 100:.1f}%")
+    cols[3].metric("Summarizer calls", f"{rep.summarizer_calls:,}")
+    left, right = st.columns(2)
+    left.metric("Cumulative cost (trimmed)", _money(rep.total_cost))
+    right.metric("Cumulative cost (untrimmed)", _money(rep.total_cost_untrimmed))
+    n = len(rep)
+    turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
+    rows = rep.rows_as_dicts()
+    st.plotly_chart(
+        figures.replay_tokens_figure(rows, budget, turn=turn), key="replay-tokens", width="stretch"
+    )
+    costs = [r.cumulative_cost or 0.0 for r in rep.rows]
+    untrimmed = [r.cumulative_cost_untrimmed or 0.0 for r in rep.rows]
+    if rep.total_cost is not None:
+        with_cache = (
+            [r.cumulative_cost_with_cache or 0.0 for r in rep.rows]
+            if rep.total_cost_with_cache is not None
+            else None
+        )
+        st.plotly_chart(
+            figures.replay_cost_figure(
+                [r.turn for r in rep.rows], costs, untrimmed, cached=with_cache
+            ),
+            key="replay-cost",
+            width="stretch",
+        )
+    render_cache(rep)
+    if rep.compactions:
+        st.subheader("Compactions")
+        st.dataframe(
+            compaction_retention_frame(rep, ws),
+            hide_index=True,
+            width="stretch",
+            key="replay-compaction-facts",
+        )
+        insights_view.render_lineage(
+            rep.lineage(), {m.id: i for i, m in enumerate(ws.chat.messages)}, key="replay-lineage"
+        )
+    row = rep.rows[turn - 1]
+    st.subheader(f"Context at turn {turn}")
+    st.caption(
+        f"Call {turn} produced message #{row.message_index}: it sent {row.messages_sent:,} "
+        f"of {row.messages_untrimmed:,} messages, {row.tokens_sent:,} of "
+        f"{row.tokens_untrimmed:,} tokens."
+    )
+    try:
+        context = rep.context_at(turn)
+    except (CtxlabError, IndexError, ValueError) as exc:
+        st.error(str(exc))
+        return
+    insights_view.render_provider_badges(context.messages, key="replay-ctx")
+    prefix = ws.counter.counted(ws.chat.messages[: row.message_index])
+    # A message missing from the call's decisions was folded into an earlier summary.
+    decisions = {m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages}
+    st.plotly_chart(
+        figures.round_map_figure(prefix, decisions, title=f"Round map at turn {turn}"),
+        key="replay-map",
+        width="stretch",
+    )
+    facts = insights_view.chat_facts(ws.counted)
+    positions = {m.id: i for i, m in enumerate(ws.chat.messages)}
+    seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
+    retention = fact_retention(prefix.messages, context.messages, seen)
+    lost = retention.lost()
+    st.caption(
+        f"Fact retention at turn {turn}: {retention.percent:.1f}% "
+        f"({retention.retained:,} of {retention.total:,} facts seen so far)"
+        + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
+    )
+    st.download_button(
+        "Replay CSV", lambda: rep.to_csv(), file_name="replay.csv", mime="text/csv", key="dl-replay"
+    )

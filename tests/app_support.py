@@ -1,0 +1,54 @@
+"""Helpers shared by the AppTest files: sample names, page runs, and a walk over every text."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL_CHATS = ROOT.parent / "shared" / "real_chats"
+
+
+def sample_names() -> list[str]:
+    """Committed sample names; the real chats stand in while sample_chats/ is empty."""
+    from ctxlab.samples import list_samples
+
+    names = [s.name for s in list_samples() if not s.generated]
+    if not names and REAL_CHATS.is_dir():
+        os.environ["CTXLAB_SAMPLES_DIR"] = str(REAL_CHATS)
+        names = [s.name for s in list_samples() if not s.generated]
+    return names
+
+
+def page(path: str, **query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / path), default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at
+
+
+def texts(at: AppTest) -> Iterator[str]:
+    """Every string an element of the page shows (values, labels, bodies, table cells)."""
+    for root in (at.main, at.sidebar):
+        for node in _walk(root):
+            for attr in ("value", "body", "label", "caption", "help", "placeholder"):
+                try:
+                    value = getattr(node, attr, None)
+                except Exception:  # some elements compute value lazily and may not have one
+                    continue
+                if isinstance(value, str):
+                    yield value
+                elif hasattr(value, "to_csv"):
+                    yield value.to_csv()
+            proto = getattr(node, "proto", None)
+            if proto is not None:
+                yield str(proto)
+
+
+def _walk(node: object) -> Iterator[object]:
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)

@@ -1,0 +1,166 @@
+"""AppTest: the Playground loads every sample, every strategy acts, errors never lose the chat."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from app_support import page, sample_names, texts
+
+from ctxlab.errors import ChatFormatError
+from ctxlab.strategies import get_strategy_class, parameters, strategy_names
+from ctxlab.ui.session import load_source
+
+SAMPLES = sample_names()
+
+
+def _metric(at: object, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_playground_loads_each_sample(name: str) -> None:
+    at = page("app.py", chat=name)
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="ctx.sample").value == name
+    assert len(at.get("plotly_chart")) >= 1
+
+
+@pytest.mark.parametrize("strategy", strategy_names())
+def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
+    strategy: str,
+) -> None:
+    at = page("app.py", chat=SAMPLES[0])
+    at.run()
+    at.sidebar.selectbox(key="ctx.strategy").set_value(strategy).run()
+    assert not at.exception
+    cls = get_strategy_class(strategy)
+    main = next(i for i in parameters(cls) if i.kind in ("int", "float"))
+    slider = next(s for s in at.sidebar.slider if f".{main.name}@" in s.key)
+    before = [m.value for m in at.metric]
+    target = slider.max if slider.value != slider.max else slider.min
+    slider.set_value(target).run()
+    assert not at.exception
+    assert [m.value for m in at.metric] != before
+
+
+def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
+    at = page("app.py", chat=SAMPLES[0])
+    at.run()
+    tokens_before = _metric(at, "Tokens sent")
+    at.sidebar.radio(key="ctx.source").set_value("Paste").run()
+    at.sidebar.text_area(key="ctx.paste").input('[{"role": "user", "content": 3}]').run()
+    at.sidebar.button(key="ctx.paste_load").click().run()
+    assert not at.exception
+    assert at.sidebar.error and "content" in at.sidebar.error[0].value
+    assert _metric(at, "Tokens sent") == tokens_before
+
+
+def test_a_good_paste_loads_the_pasted_chat() -> None:
+    at = page("app.py", chat=SAMPLES[0])
+    at.run()
+    at.sidebar.radio(key="ctx.source").set_value("Paste").run()
+    chat = '[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"}]'
+    at.sidebar.text_area(key="ctx.paste").input(chat).run()
+    at.sidebar.button(key="ctx.paste_load").click().run()
+    assert not at.exception and not at.sidebar.error
+    assert any("2 messages" in c.value for c in at.sidebar.caption)
+
+
+def test_the_upload_handler_names_the_problem_and_the_place() -> None:
+    with pytest.raises(ChatFormatError) as info:
+        load_source(b'{"messages": [{"role": "wizard", "content": "x"}]}', "bad.json")
+    assert "bad.json" in str(info.value) and "role" in str(info.value)
+    assert len(load_source(b'[{"role": "user", "content": "x"}]', "ok.json")) == 1
+
+
+def test_the_url_restores_chat_strategy_model_and_parameters() -> None:
+    at = page("app.py", chat=SAMPLES[-1], strategy="sliding-window", model="gpt-4.1", window="3")
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="ctx.sample").value == SAMPLES[-1]
+    assert at.sidebar.selectbox(key="ctx.strategy").value == "sliding-window"
+    assert at.sidebar.selectbox(key="ctx.model").value == "gpt-4.1"
+    window = next(s for s in at.sidebar.slider if ".window@" in s.key)
+    assert window.value == 3
+    assert at.query_params["window"] == ["3"] or at.query_params["window"] == "3"
+
+
+def test_changing_a_parameter_writes_it_to_the_url_and_never_a_key() -> None:
+    at = page("app.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    slider = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    slider.set_value(slider.min).run()
+    query = {k: at.query_params[k] for k in at.query_params}
+    assert str(query["budget"]).strip("[]'") == str(int(slider.min))
+    assert set(query) <= {"chat", "strategy", "model", "budget"}
+
+
+def test_hostile_content_is_shown_as_inert_text() -> None:
+    at = page("app.py")
+    at.run()
+    at.sidebar.radio(key="ctx.source").set_value("Paste").run()
+    hostile = (
+        '[{"role":"user","content":"<script>alert(1)</script> ![x](https://evil.example/a.png)'
+        ' \\u202egnp.exe"},{"role":"assistant","content":"ok"}]'
+    )
+    at.sidebar.text_area(key="ctx.paste").input(hostile).run()
+    at.sidebar.button(key="ctx.paste_load").click().run()
+    assert not at.exception
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "<script>" not in markdown and "evil.example" not in markdown
+    shown = " ".join(texts(at))
+    assert "\u202e" not in shown.replace("\\u202e", "")
+
+
+def test_large_sample_reruns_after_a_budget_change() -> None:
+    at = page("app.py", chat="large_agent_10k", strategy="window-drop")
+    at.run()
+    assert not at.exception
+    slider = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    timings = []
+    for fraction in (0.1, 0.3, 0.6):
+        slider = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+        start = time.perf_counter()
+        slider.set_value(int(slider.max * fraction) // slider.step * slider.step + slider.min).run()
+        timings.append(time.perf_counter() - start)
+        assert not at.exception
+    print(f"\n10k sample, rerun after a budget change: {[round(t, 3) for t in timings]} s")
+
+
+def _planted_secrets() -> list[str]:
+    import importlib.util
+
+    from app_support import ROOT
+
+    spec = importlib.util.spec_from_file_location(
+        "make_samples", ROOT / "scripts/make_sample_chats.py"
+    )
+    if spec is None or spec.loader is None:
+        return []
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return [str(v) for v in getattr(module, "FAKE", {}).values()]
+
+
+def test_secrets_chat_request_shows_markers_and_leaks_no_planted_secret() -> None:
+    if "secrets_in_tool_outputs" not in SAMPLES:
+        pytest.skip("no secrets sample")
+    at = page("app.py", chat="secrets_in_tool_outputs", strategy="summarize")
+    at.run()
+    trigger = next(s for s in at.sidebar.slider if ".trigger_token_budget@" in s.key)
+    trigger.set_value(trigger.min).run()
+    assert not at.exception
+    at.session_state["pg-tabs"] = "Summarizer request"  # tabs are lazy: open the request tab
+    at.run()
+    assert not at.exception
+    assert int(next(m.value for m in at.metric if m.label == "Redaction markers")) > 0
+    request_blocks = [c.value for c in at.code if "[REDACTED" in c.value and c.language != "json"]
+    assert request_blocks, "the transcript shows redaction markers"
+    request_tables = [d.value.to_csv() for d in at.dataframe if "text" in d.value.columns]
+    secrets = _planted_secrets()
+    assert secrets
+    for secret in secrets:
+        for text in request_blocks + request_tables:
+            assert secret not in text

@@ -1,0 +1,39 @@
+"""AppTest: Replay charts every call and scrubs to any turn's context."""
+
+from __future__ import annotations
+
+import pytest
+from app_support import page, sample_names
+
+from ctxlab.strategies import strategy_names
+
+SAMPLES = sample_names()
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_replay_loads_each_sample(name: str) -> None:
+    at = page("pages/2_Replay.py", chat=name, strategy="window-drop")
+    at.run()
+    assert not at.exception
+    assert any(m.label == "Calls" for m in at.metric)
+
+
+@pytest.mark.parametrize("strategy", strategy_names())
+def test_every_strategy_replays_and_the_scrubber_moves(strategy: str) -> None:
+    at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy=strategy)
+    at.run()
+    assert not at.exception
+    scrubber = at.slider(key="replay-turn")
+    scrubber.set_value(max(scrubber.min, scrubber.value // 2)).run()
+    assert not at.exception
+    assert any(h.value.startswith("Context at turn") for h in at.subheader)
+
+
+def test_a_parameter_change_changes_the_replay() -> None:
+    at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    before = next(m.value for m in at.metric if m.label == "Input tokens, all calls")
+    budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    budget.set_value(budget.max).run()
+    assert not at.exception
+    assert next(m.value for m in at.metric if m.label == "Input tokens, all calls") != before

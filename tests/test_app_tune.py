@@ -1,0 +1,42 @@
+"""AppTest: Tune sweeps a parameter and applies the chosen value to the Playground."""
+
+from __future__ import annotations
+
+import pytest
+from app_support import page, sample_names
+
+from ctxlab.strategies import get_strategy_class, parameters, strategy_names
+
+SAMPLES = sample_names()
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_tune_loads_each_sample(name: str) -> None:
+    at = page("pages/3_Tune.py", chat=name, strategy="window-drop")
+    at.run()
+    assert not at.exception
+    assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize("strategy", strategy_names())
+def test_every_strategy_with_a_number_can_be_swept(strategy: str) -> None:
+    at = page("pages/3_Tune.py", chat=SAMPLES[0], strategy=strategy)
+    at.run()
+    assert not at.exception
+    numeric = [i for i in parameters(get_strategy_class(strategy)) if i.kind in ("int", "float")]
+    assert bool(at.get("plotly_chart")) == bool(numeric)
+
+
+def test_apply_sets_the_playground_parameter() -> None:
+    at = page("app.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    at.switch_page("pages/3_Tune.py").run()
+    assert not at.exception
+    pick = at.select_slider(key="tune-pick")
+    chosen = pick.options[1]
+    pick.set_value(float(chosen.replace(",", ""))).run()
+    at.button[0].click().run()
+    assert not at.exception
+    budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    assert budget.value == int(float(chosen.replace(",", "")))
+    assert any(t.value == "Playground" for t in at.title)
