@@ -156,9 +156,12 @@ def openai_orphan_tool_results(ctx: Context) -> Iterator[Problem]:
             )
 
 
-def openai_unanswered_tool_calls(ctx: Context) -> Iterator[Problem]:
-    """Every call id of an assistant message must be answered before the next non-tool one."""
-    messages = ctx.messages
+def _unanswered_calls(messages: Sequence[Message]) -> Iterator[tuple[int, Message, str]]:
+    """``(position, assistant message, ids)`` for calls not answered right after the message.
+
+    Both OpenAI and Anthropic require every call's result in the tool messages that directly
+    follow the calling message.
+    """
     for i, m in enumerate(messages):
         if not _calls(m):
             continue
@@ -169,15 +172,20 @@ def openai_unanswered_tool_calls(ctx: Context) -> Iterator[Problem]:
             j += 1
         missing = [c.id for c in m.tool_calls if c.id is not None and c.id not in answered]
         if missing:
-            ids = ", ".join(dict.fromkeys(x for x in missing if x is not None))
-            yield Problem(
-                "unanswered-tool-call",
-                "error",
-                m.id,
-                f"{ctx.where(i)} calls tools whose results are missing from the context "
-                f"({ids}): keep the tool messages right after it, or drop the call too.",
-                _OPENAI_UNANSWERED.format(ids=ids),
-            )
+            yield i, m, ", ".join(dict.fromkeys(x for x in missing if x is not None))
+
+
+def openai_unanswered_tool_calls(ctx: Context) -> Iterator[Problem]:
+    """Every call id of an assistant message must be answered before the next non-tool one."""
+    for i, m, ids in _unanswered_calls(ctx.messages):
+        yield Problem(
+            "unanswered-tool-call",
+            "error",
+            m.id,
+            f"{ctx.where(i)} calls tools whose results are missing from the context "
+            f"({ids}): keep the tool messages right after it, or drop the call too.",
+            _OPENAI_UNANSWERED.format(ids=ids),
+        )
 
 
 def duplicate_tool_call_ids(ctx: Context) -> Iterator[Problem]:
@@ -326,27 +334,17 @@ def anthropic_tool_pairs(ctx: Context) -> Iterator[Problem]:
                 "Each `tool_result` block must have a corresponding `tool_use` block in the "
                 "previous message.",
             )
-    for i, m in enumerate(messages):
-        if not _calls(m):
-            continue
-        answered: set[str | None] = set()
-        j = i + 1
-        while j < len(messages) and messages[j].role.is_tool_result:
-            answered.add(messages[j].tool_call_id)
-            j += 1
-        missing = [c.id for c in m.tool_calls if c.id is not None and c.id not in answered]
-        if missing:
-            ids_text = ", ".join(dict.fromkeys(x for x in missing if x is not None))
-            yield Problem(
-                "unanswered-tool-call",
-                "error",
-                m.id,
-                f"{ctx.where(i)} has tool_use blocks with no tool_result right after it "
-                f"({ids_text}): keep the results or drop the call.",
-                f"`tool_use` ids were found without `tool_result` blocks immediately after: "
-                f"{ids_text}. Each `tool_use` block must have a corresponding `tool_result` "
-                "block in the next message.",
-            )
+    for i, m, ids_text in _unanswered_calls(messages):
+        yield Problem(
+            "unanswered-tool-call",
+            "error",
+            m.id,
+            f"{ctx.where(i)} has tool_use blocks with no tool_result right after it "
+            f"({ids_text}): keep the results or drop the call.",
+            f"`tool_use` ids were found without `tool_result` blocks immediately after: "
+            f"{ids_text}. Each `tool_use` block must have a corresponding `tool_result` "
+            "block in the next message.",
+        )
 
 
 # -- Gemini ---------------------------------------------------------------------------------
