@@ -5,7 +5,11 @@ Import them in a browser test with ``from browser_support import open_app, wait_
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+import contextlib
+from collections.abc import Callable
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Locator, Page, expect
 
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 """The app element once Streamlit has finished running the script."""
@@ -36,3 +40,110 @@ def open_app(page: Page, base_url: str, path: str = "/", query: str = "") -> Non
     url = base_url.rstrip("/") + path + (f"?{query}" if query else "")
     page.goto(url, wait_until="domcontentloaded")
     wait_for_app(page)
+
+
+SCRIPT_RUNNING = "[data-testid='stApp'][data-test-script-state='running']"
+"""The app element while the script runs."""
+
+
+def metric_value(page: Page, label: str) -> str:
+    """The displayed value of the ``st.metric`` whose label is exactly ``label``."""
+    metric = page.locator("[data-testid='stMetric']").filter(
+        has=page.locator("[data-testid='stMetricLabel']", has_text=label)
+    )
+    return metric.first.locator("[data-testid='stMetricValue']").inner_text().strip()
+
+
+def slider_input(page: Page, label: str) -> Locator:
+    """The keyboard-focusable range input of the slider labelled ``label``."""
+    return page.locator(f"input[type='range'][aria-label='{label}']").first
+
+
+def slider_value(page: Page, label: str) -> str:
+    """The value a slider shows on its thumb."""
+    slider = page.locator("[data-testid='stSlider']").filter(
+        has=page.locator(f"input[aria-label='{label}']")
+    )
+    return slider.first.locator("[data-testid='stSliderThumbValue']").inner_text().strip()
+
+
+ARM_WATCH = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  window.__ctxRuns = 0;
+  if (window.__ctxObserver) window.__ctxObserver.disconnect();
+  window.__ctxObserver = new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "running") window.__ctxRuns += 1;
+  });
+  window.__ctxObserver.observe(
+    app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+}"""
+RERUN_DONE = """() => window.__ctxRuns > 0 && document.querySelector(
+  "[data-testid='stApp']").getAttribute("data-test-script-state") === "notRunning"
+"""
+
+
+def arm_rerun_watch(page: Page) -> None:
+    """Start counting script runs; call it just before an interaction (see :func:`rerun_after`)."""
+    page.evaluate(ARM_WATCH)
+
+
+def wait_for_rerun(page: Page, timeout_ms: float = 60_000) -> None:
+    """Wait until a run started after :func:`arm_rerun_watch` has finished, then for idle."""
+    page.wait_for_function(RERUN_DONE, timeout=timeout_ms, polling=20)
+    wait_for_app(page, timeout_ms)
+
+
+def rerun_after(page: Page, action: Callable[[], object], timeout_ms: float = 60_000) -> None:
+    """Do ``action`` (a click, a key press) and wait for the rerun it causes to finish."""
+    arm_rerun_watch(page)
+    action()
+    wait_for_rerun(page, timeout_ms)
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the ``st.selectbox`` labelled ``label`` and wait for the rerun."""
+    box = combobox(page, label)
+    box.click()
+    box.fill(option)
+    option_el = page.get_by_role("option").filter(has_text=option).first
+    expect(option_el).to_be_visible()
+    rerun_after(page, option_el.click)
+    expect(box).to_have_value(option)
+
+
+def pick_radio(page: Page, option: str) -> None:
+    """Click the radio option labelled ``option`` and wait for the rerun."""
+    rerun_after(
+        page, page.locator("[data-testid='stRadio'] label").filter(has_text=option).first.click
+    )
+
+
+def combobox(page: Page, label: str) -> Locator:
+    """The input of the ``st.selectbox`` labelled ``label``; its value is the shown option."""
+    return page.get_by_role("combobox", name=label, exact=True).first
+
+
+def paste_chat(page: Page, text: str) -> None:
+    """Switch the sidebar to "Paste", enter ``text`` and press "Load pasted chat"."""
+    pick_radio(page, "Paste")
+    area = page.locator(".st-key-ctx-paste textarea").first
+    expect(area).to_be_editable()
+    for _ in range(3):  # a rerun still in flight can re-render the box: enter it again
+        area.fill(text)
+        rerun_after(page, lambda: area.press("Control+Enter"))
+        if area.input_value() == text:
+            break
+    expect(area).to_have_value(text)
+    button = page.get_by_role("button", name="Load pasted chat")
+    expect(button).to_be_visible()
+    rerun_after(page, button.click)
+
+
+def open_tab(page: Page, name: str) -> Locator:
+    """Open the tab ``name``; tabs may be lazy (a rerun draws the open one). Its panel."""
+    arm_rerun_watch(page)
+    page.get_by_role("tab", name=name, exact=True).first.click()
+    with contextlib.suppress(PlaywrightError):  # an eager tab switches without a rerun
+        page.wait_for_function(RERUN_DONE, timeout=3_000, polling=20)
+    wait_for_app(page)
+    return page.get_by_role("tabpanel", name=name, exact=True).first

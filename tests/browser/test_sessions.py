@@ -1,0 +1,87 @@
+"""Issue 6 item 6 in a real browser: two sessions at once share no chat, key or result."""
+
+from __future__ import annotations
+
+import json
+
+from browser_support import (
+    EXCEPTION,
+    choose,
+    combobox,
+    metric_value,
+    open_app,
+    paste_chat,
+    pick_radio,
+    rerun_after,
+)
+from playwright.sync_api import Browser, Page, expect
+
+from ctxlab.strategies import get_strategy_class
+
+KEY = "sk-proj-BROWSERTEST" + "SessionAOnly7Hq2Wx9Lp4Zc"
+MARKER = "SESSION-A-PRIVATE-MARKER"
+CHAT_A = [
+    {"role": "system", "content": f"You are a test assistant. {MARKER}"},
+    *[
+        msg
+        for i in range(6)
+        for msg in (
+            {"role": "user", "content": f"{MARKER} question {i}: " + "words " * 40},
+            {"role": "assistant", "content": f"{MARKER} answer {i}: " + "reply " * 60},
+        )
+    ],
+]
+
+
+def _caption(page: Page) -> str:
+    return " ".join(
+        page.locator(
+            "[data-testid='stSidebar'] [data-testid='stCaptionContainer']"
+        ).all_inner_texts()
+    )
+
+
+def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
+    streamlit_server: str, browser: Browser
+) -> None:
+    a_context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    b_context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        a, b = a_context.new_page(), b_context.new_page()
+        open_app(a, streamlit_server)
+        open_app(b, streamlit_server, query="chat=support_function_calls&strategy=window-drop")
+
+        paste_chat(a, json.dumps(CHAT_A))
+        assert f"{len(CHAT_A)} messages" in _caption(a)
+        choose(a, "Strategy", "Summarize (compaction)")
+        pick_radio(a, "OpenAI-compatible endpoint")
+        key_box = a.get_by_label("API key", exact=True).first
+        key_box.fill(KEY)
+        rerun_after(a, lambda: key_box.press("Enter"))
+        a_sent = metric_value(a, "Tokens sent")
+
+        # B works meanwhile: a budget change, a rerun of its own.
+        rerun_after(b, lambda: b.get_by_role("slider").first.press("PageDown"))
+        for page in (a, b):
+            expect(page.locator(EXCEPTION)).to_have_count(0)
+
+        b_html = b.content()
+        assert MARKER not in b_html and KEY not in b_html
+        assert MARKER not in b.url and KEY not in b.url and KEY not in a.url
+        expect(combobox(b, "Sample chat")).to_have_value(
+            "Support: refund and replacement with function calls"
+        )
+        expect(combobox(b, "Strategy")).to_have_value(get_strategy_class("window-drop").title)
+        assert b.get_by_label("API key", exact=True).count() == 0
+
+        # A reloads its view after B's runs: still its own chat, strategy, key and result.
+        a.locator("h1").first.click()
+        rerun_after(a, lambda: a.keyboard.press("r"))  # Streamlit's "rerun" shortcut
+        assert f"{len(CHAT_A)} messages" in _caption(a)
+        expect(combobox(a, "Strategy")).to_have_value("Summarize (compaction)")
+        assert a.get_by_label("API key", exact=True).first.input_value() == KEY
+        assert metric_value(a, "Tokens sent") == a_sent
+        assert "support_function_calls" not in a.url
+    finally:
+        a_context.close()
+        b_context.close()
