@@ -6,20 +6,13 @@ import streamlit as st
 
 from ctxlab.insights import summary_lineage
 from ctxlab.ui import insights_view, render
-from ctxlab.ui.session import apply_params, build_or_error, sidebar, strategy_params, sync_url
+from ctxlab.ui.session import apply_params, configured_strategy
 from ctxlab.ui.summary import run, summarizer_panel
 
 st.set_page_config(page_title="ctxlab · Playground", page_icon="✂️", layout="wide")
 
-ws = sidebar()
-if ws is None:
-    st.stop()
-values = strategy_params(ws)
+ws, values, strategy = configured_strategy()
 backend = summarizer_panel(ws.strategy_cls)
-strategy = build_or_error(ws.strategy_cls.name, values)
-if strategy is None:
-    st.stop()
-sync_url(ws, strategy.name, values)
 
 st.title("Playground")
 st.caption(f"{ws.strategy_cls.title}: {ws.strategy_cls.summary}")

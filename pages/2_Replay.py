@@ -5,21 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.ui import render
-from ctxlab.ui.session import build_or_error, sidebar, strategy_params, sync_url
+from ctxlab.ui.session import configured_strategy
 from ctxlab.ui.summary import summarizer_panel
 from ctxlab.ui.timeline import render_replay, run_replay
 
 st.set_page_config(page_title="ctxlab · Replay", page_icon="✂️", layout="wide")
 
-ws = sidebar()
-if ws is None:
-    st.stop()
-values = strategy_params(ws)
+ws, values, strategy = configured_strategy()
 backend = summarizer_panel(ws.strategy_cls)
-strategy = build_or_error(ws.strategy_cls.name, values)
-if strategy is None:
-    st.stop()
-sync_url(ws, strategy.name, values)
 
 st.title("Replay")
 st.caption(

@@ -6,21 +6,14 @@ import streamlit as st
 
 from ctxlab.strategies import parameters
 from ctxlab.ui import figures
-from ctxlab.ui.session import apply_params, build_or_error, sidebar, strategy_params, sync_url
+from ctxlab.ui.session import apply_params, configured_strategy
 from ctxlab.ui.summary import PreviewSummarizer
 from ctxlab.ui.sweep import KNEE_SHARE, grid, knee, sweep
 from ctxlab.ui.widgets import ChatScale, param_range
 
 st.set_page_config(page_title="ctxlab · Tune", page_icon="✂️", layout="wide")
 
-ws = sidebar()
-if ws is None:
-    st.stop()
-values = strategy_params(ws)
-strategy = build_or_error(ws.strategy_cls.name, values)
-if strategy is None:
-    st.stop()
-sync_url(ws, strategy.name, values)
+ws, values, strategy = configured_strategy()
 
 st.title("Tune")
 numeric = {i.name: i for i in parameters(ws.strategy_cls) if i.kind in ("int", "float")}

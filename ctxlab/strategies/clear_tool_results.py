@@ -177,7 +177,7 @@ class ClearToolResults(Strategy):
     """
 
     name: ClassVar[str] = "clear-tool-results"
-    title: ClassVar[str] = "Clear old tool results (Anthropic-style)"
+    title: ClassVar[str] = "Clear tool results"
     summary: ClassVar[str] = (
         "Past a token trigger, replace old tool results with a placeholder; keep the last N."
     )

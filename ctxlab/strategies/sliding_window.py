@@ -44,14 +44,14 @@ class SlidingWindow(Strategy):
     """
 
     name: ClassVar[str] = "sliding-window"
-    title: ClassVar[str] = "Sliding window (last N messages)"
+    title: ClassVar[str] = "Sliding window"
     summary: ClassVar[str] = "Keep the last N non-system messages once a message count is reached."
     explanation: ClassVar[str] = (
         "The simplest policy: once the chat has more than a set number of messages, only the "
         "most recent N are sent, plus the system prompt. It costs nothing and needs no tokenizer, "
         "but it counts messages, not tokens, and it can cut between a tool call and its result."
     )
-    order: ClassVar[int] = 10
+    order: ClassVar[int] = 20
 
     window: int = param(
         20,

@@ -106,7 +106,7 @@ class TrimLast(Strategy):
     """
 
     name: ClassVar[str] = "trim-last"
-    title: ClassVar[str] = "Trim last messages (LangChain)"
+    title: ClassVar[str] = "Trim last (LangChain)"
     summary: ClassVar[str] = "LangChain's trim_messages 'last': the newest messages that fit."
     explanation: ClassVar[str] = (
         "LangChain's trim_messages with strategy='last' keeps the most recent messages whose "

@@ -52,7 +52,7 @@ class WindowDrop(Strategy):
     """
 
     name: ClassVar[str] = "window-drop"
-    title: ClassVar[str] = "Window drop (whole rounds)"
+    title: ClassVar[str] = "Window drop"
     summary: ClassVar[str] = "Drop the oldest whole rounds until the context fits a token budget."
     explanation: ClassVar[str] = (
         "A round is a user message and everything that answers it. Window drop removes the "
@@ -60,7 +60,7 @@ class WindowDrop(Strategy):
         "its result. It is a projection: nothing is forgotten, and a bigger budget brings the "
         "old rounds back. The newest round is always kept, even when it alone is over budget."
     )
-    order: ClassVar[int] = 20
+    order: ClassVar[int] = 10
 
     budget: int = param(
         8000,

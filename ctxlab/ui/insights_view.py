@@ -425,4 +425,5 @@ def render_export(strategy: Strategy, model: str, stem: str) -> None:
         file_name=f"{stem}-{target}-policy.py",
         mime="text/x-python",
         key="dl-export",
+        on_click="ignore",  # a download changes nothing: no rerun
     )

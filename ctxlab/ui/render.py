@@ -326,6 +326,7 @@ def render_downloads(
         file_name=f"{stem}-context.json",
         mime="application/json",
         key="dl-context",
+        on_click="ignore",  # a download changes nothing: no rerun
     )
     if request is not None:
         cols[1].download_button(
@@ -334,6 +335,7 @@ def render_downloads(
             file_name=f"{stem}-summary-request.json",
             mime="application/json",
             key="dl-request",
+            on_click="ignore",  # a download changes nothing: no rerun
         )
     cols[2].download_button(
         "Decisions CSV",
@@ -341,6 +343,7 @@ def render_downloads(
         file_name=f"{stem}-decisions.csv",
         mime="text/csv",
         key="dl-decisions",
+        on_click="ignore",  # a download changes nothing: no rerun
     )
 
 

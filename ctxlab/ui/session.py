@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
@@ -436,6 +436,30 @@ def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
     except CtxlabError as exc:
         st.error(str(exc))
         return None
+
+
+class Configured(NamedTuple):
+    """What the sidebar set up for a page: the workspace, parameter values and the strategy."""
+
+    ws: Workspace
+    values: dict[str, Any]
+    strategy: Strategy
+
+
+def configured_strategy() -> Configured:
+    """The sidebar's chat and strategy, kept in the URL; stops the page when either is missing.
+
+    The sidebar and the error explaining what is missing are shown before stopping.
+    """
+    ws = sidebar()
+    if ws is None:
+        st.stop()
+    values = strategy_params(ws)
+    strategy = build_or_error(ws.strategy_cls.name, values)
+    if strategy is None:
+        st.stop()
+    sync_url(ws, strategy.name, values)
+    return Configured(ws, dict(values), strategy)
 
 
 def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:

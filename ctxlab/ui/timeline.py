@@ -232,5 +232,10 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
     )
     st.download_button(
-        "Replay CSV", lambda: rep.to_csv(), file_name="replay.csv", mime="text/csv", key="dl-replay"
+        "Replay CSV",
+        lambda: rep.to_csv(),
+        file_name="replay.csv",
+        mime="text/csv",
+        key="dl-replay",
+        on_click="ignore",  # a download changes nothing: no rerun
     )
