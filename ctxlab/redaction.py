@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ctxlab.model import Role
 
 __all__ = [
+    "MARKER_PATTERN",
     "REDACTED",
     "RULES",
     "Redacted",
@@ -45,6 +46,10 @@ REDACTED = "[REDACTED]"
 def marker(rule: str | None = None) -> str:
     """The marker text for ``rule`` (``[REDACTED:rule]``), or :data:`REDACTED` for none."""
     return REDACTED if rule is None else f"{REDACTED[:-1]}:{rule}]"
+
+
+MARKER_PATTERN = re.compile(re.escape(REDACTED[:-1]) + r"(?::[A-Za-z0-9_.-]+)?\]")
+"""Matches every marker :func:`marker` makes, so views can find and highlight them."""
 
 
 # A span already masked is never masked again (and never counted twice).

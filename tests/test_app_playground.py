@@ -159,8 +159,11 @@ def test_secrets_chat_request_shows_markers_and_leaks_no_planted_secret() -> Non
     request_blocks = [c.value for c in at.code if "[REDACTED" in c.value and c.language != "json"]
     assert request_blocks, "the transcript shows redaction markers"
     request_tables = [d.value.to_csv() for d in at.dataframe if "text" in d.value.columns]
+    highlighted = [h.proto.body for h in at.get("html") if "<mark>" in h.proto.body]
+    assert highlighted, "the transcript view highlights the markers"
+    assert "<mark>[REDACTED" in highlighted[0]
     secrets = _planted_secrets()
     assert secrets
     for secret in secrets:
-        for text in request_blocks + request_tables:
+        for text in request_blocks + request_tables + highlighted:
             assert secret not in text

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxlab.model import Message, Role
+from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, build_strategy
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.examples import example_chat
 from ctxlab.ui.sweep import SweepPoint, grid, knee
-from ctxlab.ui.text import hover_safe, visible
+from ctxlab.ui.text import highlighted_html, hover_safe, visible
 
 
 def _chat(rounds: int) -> tuple[Message, ...]:
@@ -151,3 +157,15 @@ def test_word_diff_lines_are_plain_text_with_plus_minus_prefixes() -> None:
 
     text = diff_lines("order 4417 ships <b>Monday</b>", "order 4417 ships Tuesday")
     assert text.splitlines() == ["  order 4417 ships", "- <b>Monday</b>", "+ Tuesday"]
+
+
+@given(st.text(), st.lists(st.sampled_from(["[REDACTED]", "[REDACTED:jwt]"]), max_size=3))
+def test_highlighted_html_lets_no_chat_markup_through(text: str, markers: list[str]) -> None:
+    hostile = text + "<script>alert(1)</script><img src=x onerror=y>\u202e" + "".join(markers)
+    out = highlighted_html(hostile, MARKER_PATTERN)
+    body = out.removeprefix('<pre style="white-space: pre-wrap; margin: 0">').removesuffix("</pre>")
+    # the only tags left are the ones highlighted_html adds itself
+    tags = re.findall(r"<[^>]*>", body)
+    assert set(tags) <= {"<span>", "</span>", "<mark>", "</mark>"}
+    assert out.count("<mark>") == len(MARKER_PATTERN.findall(hostile))
+    assert "\u202e" not in out  # direction overrides are shown as escapes

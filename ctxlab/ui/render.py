@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,13 +19,14 @@ from ctxlab.counted import CountedChat
 from ctxlab.formats import messages_to_openai
 from ctxlab.model import Message
 from ctxlab.pricing import DEFAULT_PRICES
+from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, Strategy, TrimResult, parameters
 from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.insights_view import ProblemsByProvider, problem_frame, render_message_problems
-from ctxlab.ui.text import visible
+from ctxlab.ui.text import highlighted_html, visible
 
 __all__ = [
     "budget_of",
@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 CONTEXT_VIEW_MESSAGES = 60
-MARKER = re.compile(r"\[REDACTED(?::[A-Za-z0-9_.-]+)?\]")
 _DECISION_ORDER = [d.value for d in Decision]
 
 
@@ -220,7 +219,7 @@ def render_problems(result: TrimResult, problems: ProblemsByProvider) -> None:
 def redaction_markers(text: str) -> dict[str, int]:
     """How many times each redaction marker occurs in ``text``."""
     out: dict[str, int] = {}
-    for match in MARKER.finditer(text):
+    for match in MARKER_PATTERN.finditer(text):
         out[match.group()] = out.get(match.group(), 0) + 1
     return out
 
@@ -257,7 +256,7 @@ def render_summary_request(request: SummaryRequest | None, counter: TokenCounter
         lines = [
             (n, visible(line))
             for n, line in enumerate(transcript.splitlines(), 1)
-            if MARKER.search(line)
+            if MARKER_PATTERN.search(line)
         ]
         st.markdown("**Lines with redaction markers** (what was masked never leaves ctxlab)")
         st.dataframe(
@@ -268,8 +267,11 @@ def render_summary_request(request: SummaryRequest | None, counter: TokenCounter
         )
     st.markdown("**System prompt**")
     st.code(visible(request.system_prompt), language=None, wrap_lines=True)
-    st.markdown("**Transcript** (exactly as sent)")
-    st.code(visible(transcript), language=None, wrap_lines=True, height=400)
+    st.markdown("**Transcript** (exactly as sent; redaction markers highlighted)")
+    with st.container(height=400, border=True):
+        st.html(highlighted_html(transcript, MARKER_PATTERN))
+    with st.expander("Copy the transcript as plain text"):
+        st.code(visible(transcript), language=None, wrap_lines=True, height=400)
 
 
 def context_json(messages: Sequence[Message], limit: int | None = None) -> str:

@@ -4,7 +4,8 @@ Chat text is untrusted. The app shows it only through ``st.text``, ``st.code``, 
 and ``st.json`` (never Markdown or HTML), and every string a user reads first goes through
 :func:`visible`, so zero-width and bidirectional control characters appear as escapes instead
 of silently reordering or hiding text. Plotly renders hover text as HTML-ish markup, so hover
-strings also go through :func:`hover_safe`.
+strings also go through :func:`hover_safe`. The one HTML view, :func:`highlighted_html`, escapes
+every character of the text and adds only its own ``<mark>`` tags.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["INVISIBLE", "hover_safe", "visible"]
+__all__ = ["INVISIBLE", "highlighted_html", "hover_safe", "visible"]
 
 # Zero-width, directional marks and embeddings/overrides/isolates, the BOM, and other C0/C1
 # control characters except tab and newline.
@@ -43,3 +44,25 @@ def hover_safe(text: str) -> str:
     '&lt;script&gt;x&lt;/script&gt;'
     """
     return html.escape(visible(text), quote=False)
+
+
+def highlighted_html(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` as inert HTML with every match of ``pattern`` wrapped in ``<mark>``.
+
+    Each piece of the text is made :func:`visible` and then HTML-escaped (quotes included), so
+    the only markup in the result is the ``<pre>`` and ``<mark>`` tags added here.
+
+    >>> import re
+    >>> out = highlighted_html("<b>x</b> [K]", re.compile(r"\\[K\\]"))
+    >>> "<b>" in out, "&lt;b&gt;x&lt;/b&gt;" in out, out.count("<mark>[K]</mark>")
+    (False, True, 1)
+    """
+    parts: list[str] = []
+    position = 0
+    for match in pattern.finditer(text):
+        parts.append(f"<span>{html.escape(visible(text[position : match.start()]))}</span>")
+        parts.append(f"<mark>{html.escape(visible(match.group()))}</mark>")
+        position = match.end()
+    if position < len(text):
+        parts.append(f"<span>{html.escape(visible(text[position:]))}</span>")
+    return f'<pre style="white-space: pre-wrap; margin: 0">{"".join(parts)}</pre>'

@@ -139,6 +139,8 @@ def test_the_hostile_sample_is_inert_text_in_table_reader_transcript_and_json(
     open_app(page, streamlit_server, query="chat=hostile_content&strategy=summarize")
     panel = open_tab(page, "Summarizer request")
     expect(panel.get_by_text("Transcript").first).to_be_visible()
+    # The highlighted transcript is the app's one HTML view: the markup in it is text.
+    expect(panel.locator("[data-testid='stHtml'] pre").first).to_contain_text("<script>")
     # Hover every round-map block: hover labels are built from escaped previews.
     chart = page.locator("[data-testid='stPlotlyChart']").first
     for bar in chart.locator("g.point path").all()[:40]:
