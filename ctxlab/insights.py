@@ -53,21 +53,23 @@ __all__ = [
 
 # -- fact retention ----------------------------------------------------------------------------
 
-# Most specific first: a URL wins over the path and number inside it.
-_FACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("url", re.compile(r"\bhttps?://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]")),
-    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
-    ("path", re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8}\b")),
-    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
+# Most specific first: a URL wins over the path and number inside it. The needle, when set, is
+# a substring every match contains: a text without it skips that pattern's scan.
+_FACT_PATTERNS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    ("url", re.compile(r"\bhttps?://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"), "://"),
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "@"),
+    ("path", re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8}\b"), "/"),
+    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "-"),
     (
         "identifier",
         re.compile(
             r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_-]{3,}\b"
             r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
         ),
+        None,
     ),
-    ("number", re.compile(r"(?<![\w.])[$€£]?\d{1,3}(?:[,\d]{3,})*(?:\.\d+)?%?(?![\w.])")),
-    ("name", re.compile(r"(?<![.!?]\s)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")),
+    ("number", re.compile(r"(?<![\w.])[$€£]?\d{1,3}(?:[,\d]{3,})*(?:\.\d+)?%?(?![\w.])"), None),
+    ("name", re.compile(r"(?<![.!?]\s)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b"), None),
 )
 _WORD = re.compile(r"\w+")
 _FACT_ROLES = (Role.USER, Role.TOOL, Role.FUNCTION)
@@ -132,16 +134,20 @@ def extract_facts(
         if message.role not in wanted or not message.content:
             continue
         text = message.content
-        taken: list[tuple[int, int]] = []
-        for kind, pattern in _FACT_PATTERNS:
+        # One byte per character, 1 where a more specific kind already claimed it: checking a
+        # match costs its length, not the number of matches so far (tool outputs hold thousands).
+        claimed = bytearray(len(text))
+        for kind, pattern, needle in _FACT_PATTERNS:
+            if needle is not None and needle not in text:
+                continue
             for match in pattern.finditer(text):
                 start, end = match.span()
-                if any(a < end and start < b for a, b in taken):
+                if claimed.find(1, start, end) != -1:
                     continue
                 value = match.group()
                 if kind == "number" and not _is_meaningful_number(value):
                     continue
-                taken.append((start, end))
+                claimed[start:end] = b"\x01" * (end - start)
                 if value not in seen:
                     seen[value] = Fact(value, kind, message.id)
     facts = tuple(seen.values())

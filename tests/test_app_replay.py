@@ -37,3 +37,15 @@ def test_a_parameter_change_changes_the_replay() -> None:
     budget.set_value(budget.max).run()
     assert not at.exception
     assert next(m.value for m in at.metric if m.label == "Input tokens, all calls") != before
+
+
+def test_on_the_10k_chat_fact_retention_waits_until_asked() -> None:
+    at = page("pages/2_Replay.py", chat="large_agent_10k", strategy="window-drop")
+    at.run()
+    assert not at.exception
+    toggle = at.toggle(key="replay-facts")
+    assert toggle.value is False
+    assert not any(c.value.startswith("Fact retention at turn") for c in at.caption)
+    toggle.set_value(True).run()
+    assert not at.exception
+    assert any(c.value.startswith("Fact retention at turn") for c in at.caption)

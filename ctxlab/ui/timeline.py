@@ -16,6 +16,7 @@ from ctxlab.ui.text import visible
 
 __all__ = [
     "CACHE_EXPLANATION",
+    "FACTS_BY_DEFAULT_UP_TO",
     "compaction_retention_frame",
     "render_cache",
     "render_replay",
@@ -33,6 +34,9 @@ CACHE_EXPLANATION = (
     "and get it cached until the next compaction. OpenAI caches prompts of 1,024 tokens or "
     "more, in steps of 128 tokens; the cost with cache uses the model's cached-input price."
 )
+
+FACTS_BY_DEFAULT_UP_TO = 2_000
+"""Chats up to this many messages show fact retention on the Replay page without asking."""
 
 
 def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay | None:
@@ -221,16 +225,24 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         key="replay-map",
         width="stretch",
     )
-    facts = insights_view.chat_facts(ws.counted)
-    positions = {m.id: i for i, m in enumerate(ws.chat.messages)}
-    seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
-    retention = fact_retention(prefix.messages, context.messages, seen)
-    lost = retention.lost()
-    st.caption(
-        f"Fact retention at turn {turn}: {retention.percent:.1f}% "
-        f"({retention.retained:,} of {retention.total:,} facts seen so far)"
-        + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
-    )
+    # Picking facts reads every user and tool message once per chat (seconds on a 10k chat):
+    # on a large chat it waits until asked for.
+    if st.toggle(
+        "Fact retention at this turn",
+        value=len(ws.chat.messages) <= FACTS_BY_DEFAULT_UP_TO,
+        key="replay-facts",
+        help="Which numbers, identifiers, names, paths and URLs seen so far this call still has.",
+    ):
+        facts = insights_view.chat_facts(ws.counted)
+        positions = {m.id: i for i, m in enumerate(ws.chat.messages)}
+        seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
+        retention = fact_retention(prefix.messages, context.messages, seen)
+        lost = retention.lost()
+        st.caption(
+            f"Fact retention at turn {turn}: {retention.percent:.1f}% "
+            f"({retention.retained:,} of {retention.total:,} facts seen so far)"
+            + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
+        )
     st.download_button(
         "Replay CSV",
         lambda: rep.to_csv(),
