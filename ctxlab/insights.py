@@ -43,7 +43,6 @@ __all__ = [
     "fact_retention",
     "resummarization_guard",
     "resummarization_risk",
-    "same_when_sent",
     "sent_form",
     "summary_lineage",
     "token_disagreement",
@@ -212,11 +211,6 @@ def fact_retention(
 def sent_form(m: Message) -> tuple[object, ...]:
     """What a provider receives of ``m`` (ids and ctxlab's own fields aside)."""
     return (m.role, m.content, m.name, m.tool_calls, m.tool_call_id)
-
-
-def same_when_sent(a: Message, b: Message) -> bool:
-    """True when two messages are identical in the form a provider receives (ids aside)."""
-    return a is b or sent_form(a) == sent_form(b)
 
 
 def _common_prefix_length(previous: Sequence[Message], following: Sequence[Message]) -> int:
