@@ -4,7 +4,8 @@ A summarizing strategy never calls a paid endpoint because a slider moved: with 
 the strategy runs against a *preview* summarizer that records the exact request and returns a
 visible placeholder, until the user presses "Run summarizer" (or the response is already in the
 shared cache). The offline summarizer is free and deterministic, so it runs on every change.
-The API key lives only in a password widget's session state (or comes from ``st.secrets`` /
+The API key lives only in this session's server-side state, moved out of the password box as soon
+as it is entered (or comes from ``st.secrets`` /
 ``OPENAI_API_KEY``); it is never written to the URL, a download, the page or a log.
 """
 
@@ -85,14 +86,25 @@ def summarizer_panel(cls: type[Strategy]) -> Backend | None:
     )
     model = side.text_input("Summarizer model", "gpt-4o-mini", key="ctx.sum_model")
     default_key = api_key_default()
-    typed = side.text_input(
+    held = st.session_state.get(_KEY_HELD)
+    side.text_input(
         "API key",
         type="password",
-        key="ctx.api_key",
+        key=_KEY_FIELD,
+        on_change=_hold_typed_key,
         help="Used for this session only; never stored in the URL, downloads or logs.",
-        placeholder="from OPENAI_API_KEY / secrets" if default_key else "sk-…",
+        placeholder=(
+            "a key is set for this session"
+            if held
+            else "from OPENAI_API_KEY / secrets"
+            if default_key
+            else "sk-…"
+        ),
     )
-    api_key = typed or default_key or None
+    if held:
+        side.caption("A key you entered is set for this session.")
+        side.button("Forget the key", key="ctx.forget_key", on_click=_forget_key)
+    api_key = held or default_key or None
     label = f"{model} at {base_url or 'OpenAI'}"
     try:
         real: Summarizer = summarizers.OpenAISummarizer(
@@ -102,6 +114,24 @@ def summarizer_panel(cls: type[Strategy]) -> Backend | None:
         side.error(str(exc))
         return Backend(Unavailable(str(exc)), automatic=False, label=label)
     return Backend(real, automatic=False, label=label)
+
+
+# The typed key moves from the password box into this server-side session entry and the box is
+# cleared at once, so the key never stays in the page: browsers mirror an input's value into
+# its DOM attribute, where page HTML, screenshots and extensions can read it.
+_KEY_FIELD = "ctx.api_key"
+_KEY_HELD = "ctx.api_key_held"
+
+
+def _hold_typed_key() -> None:
+    typed = str(st.session_state.get(_KEY_FIELD) or "").strip()
+    if typed:
+        st.session_state[_KEY_HELD] = typed
+    st.session_state[_KEY_FIELD] = ""
+
+
+def _forget_key() -> None:
+    st.session_state.pop(_KEY_HELD, None)
 
 
 class Unavailable:

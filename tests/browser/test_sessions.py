@@ -53,7 +53,7 @@ def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
 
         paste_chat(a, json.dumps(CHAT_A))
         assert f"{len(CHAT_A)} messages" in _caption(a)
-        choose(a, "Strategy", "Summarize (compaction)")
+        choose(a, "Strategy", get_strategy_class("summarize").title)
         pick_radio(a, "OpenAI-compatible endpoint")
         key_box = a.get_by_label("API key", exact=True).first
         key_box.fill(KEY)
@@ -78,8 +78,11 @@ def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
         a.locator("h1").first.click()
         rerun_after(a, lambda: a.keyboard.press("r"))  # Streamlit's "rerun" shortcut
         assert f"{len(CHAT_A)} messages" in _caption(a)
-        expect(combobox(a, "Strategy")).to_have_value("Summarize (compaction)")
-        assert a.get_by_label("API key", exact=True).first.input_value() == KEY
+        expect(combobox(a, "Strategy")).to_have_value(get_strategy_class("summarize").title)
+        # the key left the password box for A's server-side session; A is told it is set
+        expect(a.get_by_text("A key you entered is set for this session.")).to_be_visible()
+        assert a.get_by_label("API key", exact=True).first.input_value() == ""
+        assert b.get_by_text("A key you entered is set for this session.").count() == 0
         assert metric_value(a, "Tokens sent") == a_sent
         assert "support_function_calls" not in a.url
     finally:
