@@ -20,7 +20,6 @@ The cost of one call is::
 from __future__ import annotations
 
 import csv
-import io
 import math
 import os
 import re
@@ -28,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ctxlab.csvtext import csv_text
 from ctxlab.errors import ParameterError
 
 __all__ = [
@@ -266,19 +266,19 @@ class PriceTable:
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write the table as CSV to ``target`` (path or text stream); returns the CSV text."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(_CSV_FIELDS)
-        for p in self.prices.values():
-            cached = "" if p.cached_input_per_mtok is None else f"{p.cached_input_per_mtok:g}"
-            writer.writerow([p.model, f"{p.input_per_mtok:g}", cached, f"{p.output_per_mtok:g}"])
-        text = buffer.getvalue()
-        if isinstance(target, str | os.PathLike):
-            with open(target, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        elif target is not None:
-            target.write(text)
-        return text
+        return csv_text(
+            _CSV_FIELDS,
+            (
+                [
+                    p.model,
+                    f"{p.input_per_mtok:g}",
+                    "" if p.cached_input_per_mtok is None else f"{p.cached_input_per_mtok:g}",
+                    f"{p.output_per_mtok:g}",
+                ]
+                for p in self.prices.values()
+            ),
+            target,
+        )
 
 
 def _price_from_fields(model: Any, row: Mapping[str, Any], where: str) -> ModelPrice:

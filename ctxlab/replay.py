@@ -47,8 +47,6 @@ not turns.
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
@@ -56,6 +54,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import IO, Any
 
 from ctxlab.counted import CountedChat
+from ctxlab.csvtext import csv_text
 from ctxlab.errors import SummarizerError
 from ctxlab.insights import (
     LineageEntry,
@@ -252,18 +251,11 @@ class Replay:
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write one CSV line per call (columns: :data:`COLUMNS`); returns the CSV text."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in self.rows:
-            writer.writerow(["" if v is None else v for v in (getattr(row, c) for c in COLUMNS)])
-        text = buffer.getvalue()
-        if isinstance(target, str | os.PathLike):
-            with open(target, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        elif target is not None:
-            target.write(text)
-        return text
+        return csv_text(
+            COLUMNS,
+            (["" if v is None else v for v in (getattr(r, c) for c in COLUMNS)] for r in self.rows),
+            target,
+        )
 
     def context_at(self, turn: int) -> TrimResult:
         """The full :class:`TrimResult` of call ``turn`` (1-based): what was sent and why.
