@@ -23,10 +23,13 @@ Invariants:
   ``m<position>`` (zero-based position in the loaded chat; a suffix avoids the file's own ids).
 * Content is always text: content parts are joined with newlines and non-text parts become
   visible placeholders such as ``[image]``.
-* Loading an OpenAI chat is one pass over its messages. A message whose content is a plain string
-  and that has no keys besides ``role``, ``content`` and ``id`` takes a fast path that builds the
-  :class:`Message` without the frozen dataclass ``__init__`` (see ``_MessageLayout``); the
-  cyclic garbage collector is paused while the messages are built (they hold no cycles).
+* Loading an OpenAI chat is one pass over its messages. JSON bytes whose messages hold only
+  ``role``, ``content``, ``id``, ``name``, ``tool_calls`` and ``tool_call_id`` with plain string
+  values are decoded by msgspec straight into structs (``_load_openai_fast``); any other file
+  is parsed by orjson and read by the general reader, which gives the same messages for those
+  files. Both build each :class:`Message` without the frozen dataclass ``__init__`` (see
+  ``_MessageLayout``), with the cyclic garbage collector paused; the new objects then go
+  straight to its oldest generation (see ``_gc_paused``).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 
+import msgspec
 import orjson
 
 from ctxlab.errors import ChatFormatError
@@ -95,6 +99,8 @@ _MESSAGE_KEYS: Final = frozenset(
 )
 # The keys of the usual tool call / tool result message (read without further checks).
 _COMMON_KEYS: Final = frozenset({"role", "content", "id", "name", "tool_calls", "tool_call_id"})
+# The other keys that map to Message fields; they need the full reader.
+_SPECIAL_KEYS: Final = _MESSAGE_KEYS - _COMMON_KEYS
 # `extra` keys that the Chat Completions API itself accepts on a request message.
 _API_EXTRA_KEYS: Final = frozenset({"refusal", "audio"})
 
@@ -241,7 +247,16 @@ def _title(text: str) -> str:
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while many acyclic objects are built (it would rescan them often)."""
+    """Pause the cyclic GC while many acyclic objects are built, then file them as old.
+
+    With the GC on, every new container is walked by a young collection, and again by the next
+    one, before it reaches the oldest generation: for the ~170k objects of a 100k-message chat
+    each walk costs about 75 ms, as much as a third of parsing. Loaded messages live as long
+    as their chat, so on the way out everything the GC tracks is moved to the oldest generation
+    without a walk (``gc.freeze`` then ``gc.unfreeze``). That also ages whatever young objects
+    the application had, so their cycles wait for the next full collection; it is skipped when
+    the application froze objects itself, which ``unfreeze`` would release.
+    """
     if not gc.isenabled():
         yield
         return
@@ -249,6 +264,9 @@ def _gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
 
 
@@ -733,6 +751,57 @@ def _read_message(
     return out, own_id
 
 
+def _read_plain(
+    m: dict[str, Any], role: Role, text: str, mid: str, other_keys: int, trusted: bool
+) -> Message | None:
+    """The message ``m`` when its ``other_keys`` keys besides role, content and id are
+    ``name``, ``tool_call_id`` (strings), plain ``tool_calls`` and, when ``trusted``, keys
+    ctxlab keeps in ``extra`` (``refusal``, ``annotations``...); else None.
+
+    A plain tool call is ``{"id": str, "type": str, "function": {"name": str, "arguments":
+    str}}`` (other keys ignored, as :func:`_read_tool_call` does).
+    """
+    name = m.get("name")
+    tool_call_id = m.get("tool_call_id")
+    raw_calls = m.get("tool_calls")
+    extra: tuple[tuple[str, Any], ...] = ()
+    if other_keys != (name is not None) + (tool_call_id is not None) + (raw_calls is not None):
+        # Another key, or one of these set to null. Values from the parser need no check, so
+        # unmodelled keys go to `extra` here; compaction fields and function_call do not.
+        if not trusted or not _SPECIAL_KEYS.isdisjoint(m):
+            return None
+        extra = tuple(sorted(((k, v) for k, v in m.items() if k not in _MESSAGE_KEYS), key=_first))
+    if (name is not None and type(name) is not str) or (
+        tool_call_id is not None and type(tool_call_id) is not str
+    ):
+        return None
+    calls: tuple[ToolCall, ...] = ()
+    if raw_calls is not None:
+        if type(raw_calls) is not list:
+            return None
+        made = []
+        for tc in raw_calls:
+            fn = tc.get("function") if type(tc) is dict else None
+            if type(fn) is not dict:
+                return None
+            call_id, kind, fn_name, args = (
+                tc.get("id"),
+                tc.get("type", "function"),
+                fn.get("name"),
+                fn.get("arguments"),
+            )
+            if not (
+                type(call_id) is str
+                and type(kind) is str
+                and type(fn_name) is str
+                and type(args) is str
+            ):
+                return None
+            made.append(_new_tool_call(call_id, fn_name, args, kind))
+        calls = tuple(made)
+    return _new_message_full(role, text, mid, name, calls, tool_call_id, False, False, None, extra)
+
+
 def _read_messages(
     items: Sequence[Any],
     path_of: Callable[[int], str],
@@ -753,7 +822,9 @@ def _read_messages(
     make = _new_message
     append = out.append
     for i, m in enumerate(items):
-        # Fast path: {"role": str, "content": str}, with at most a string "id" besides.
+        # Fast paths for the messages that make up nearly every chat: text, tool calls and
+        # tool results with plain string fields. Anything else takes _read_message, which
+        # gives the same Message for these and names the place of any error.
         if type(m) is dict:
             try:
                 role = roles[m["role"]]
@@ -761,17 +832,26 @@ def _read_messages(
             except (KeyError, TypeError):  # a key is missing, or the role is unhashable
                 pass
             else:
-                if type(content) is str:
-                    size = len(m)
-                    if size == 2:
-                        append(make(role, content, f"m{len(out)}"))
-                        continue
-                    own = m.get("id")
-                    if size == 3 and type(own) is str:
-                        if own in given:
-                            _duplicate_id(own, given[own][0], i, path_of)
-                        given[own] = (i, len(out))
-                        append(make(role, content, own))
+                size = len(m)
+                if size == 2 and type(content) is str:
+                    append(make(role, content, f"m{len(out)}"))
+                    continue
+                own = m.get("id")
+                if (type(content) is str or content is None) and (own is None or type(own) is str):
+                    plain = _read_plain(
+                        m,
+                        role,
+                        content or "",
+                        f"m{len(out)}" if own is None else own,
+                        size - (3 if own is not None else 2),
+                        trusted,
+                    )
+                    if plain is not None:
+                        if own is not None:
+                            if own in given:
+                                _duplicate_id(own, given[own][0], i, path_of)
+                            given[own] = (i, len(out))
+                        append(plain)
                         continue
         msgs, own_id = _read_message(m, path_of(i), trusted, len(out))
         if own_id is not None:
@@ -780,7 +860,7 @@ def _read_messages(
             given[own_id] = (i, len(out) + len(msgs) - 1)
         out.extend(msgs)
     if given and len(given) < len(out):
-        _avoid_given_ids(out, given)
+        _avoid_given_ids(out, {own: position for own, (_, position) in given.items()})
     return tuple(out)
 
 
@@ -791,16 +871,16 @@ def _duplicate_id(own: str, first: int, second: int, path_of: Callable[[int], st
     )
 
 
-def _avoid_given_ids(out: list[Message], given: dict[str, tuple[int, int]]) -> None:
+def _avoid_given_ids(out: list[Message], owners: dict[str, int]) -> None:
     """Rename, in place, assigned ids equal to an own id of the chat: ``m3`` -> ``m3_1``.
 
-    A message whose id is an own id but that sits elsewhere than that id's owner got its id
-    assigned, so it is the one renamed.
+    ``owners`` maps each own id to the position of its message in ``out``. A message whose id
+    is an own id but that sits elsewhere got its id assigned, so it is the one renamed.
     """
-    taken = set(given)
+    taken = set(owners)
     for k, msg in enumerate(out):
-        owner = given.get(msg.id)
-        if owner is not None and owner[1] != k:
+        owner = owners.get(msg.id)
+        if owner is not None and owner != k:
             n = 1
             while f"{msg.id}_{n}" in taken:
                 n += 1
@@ -835,6 +915,94 @@ def _load_openai(value: object, trusted: bool) -> tuple[Message, ...]:
 
 def _index_path(base: str) -> Callable[[int], str]:
     return lambda i: f"{base}[{i}]"
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI JSON, typed fast path
+#
+# Most chats people load are OpenAI JSON whose messages hold only role, content, id, name,
+# tool_calls and tool_call_id, with plain string values. msgspec decodes those bytes straight
+# into the untracked structs below, without building a dict per message, and each struct then
+# becomes a Message. Anything else (another key, another type, a duplicate id, another format)
+# makes the decode fail or the builder decline, and the file is read by the general reader,
+# which gives the same messages for these files and names the place of any error.
+
+
+class _WireFunction(msgspec.Struct, gc=False):
+    name: str
+    arguments: str
+
+
+class _WireToolCall(msgspec.Struct, gc=False):
+    id: str
+    function: _WireFunction
+    type: str = "function"
+
+
+class _WireMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: Role
+    content: str | None = None
+    id: str | None = None
+    name: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+class _WireChat(msgspec.Struct, gc=False):
+    """``{"messages": [...]}``; other top-level keys (``model``, ``tools``...) are ignored."""
+
+    messages: list[_WireMessage]
+    # Keys that make the file another format (see _shape): present means "not this path".
+    system: Any = msgspec.UNSET
+    mapping: Any = msgspec.UNSET
+    conversations: Any = msgspec.UNSET
+
+
+_WIRE_DECODER: Final = msgspec.json.Decoder(_WireChat | list[_WireMessage])
+
+
+def _load_openai_fast(data: bytes) -> tuple[Message, ...] | None:
+    """The messages of OpenAI JSON ``data`` in the common shape, or None for the general reader."""
+    try:
+        wire = _WIRE_DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError):  # not JSON, not this shape, too deep
+        return None
+    if isinstance(wire, _WireChat):
+        if not (wire.system is wire.mapping is wire.conversations is msgspec.UNSET):
+            return None
+        items = wire.messages
+    else:
+        items = wire
+    new_message, new_tool_call = _new_message_full, _new_tool_call
+    out: list[Message] = []
+    append = out.append
+    owners: dict[str, int] = {}
+    for m in items:
+        own = m.id
+        if own is None:
+            mid = f"m{len(out)}"
+        elif own in owners:
+            return None  # the general reader names both places
+        else:
+            owners[own] = len(out)
+            mid = own
+        wire_calls = m.tool_calls
+        calls: tuple[ToolCall, ...] = ()
+        if wire_calls:
+            calls = tuple(
+                [
+                    new_tool_call(c.id, c.function.name, c.function.arguments, c.type)
+                    for c in wire_calls
+                ]
+            )
+        append(
+            new_message(
+                m.role, m.content or "", mid, m.name, calls, m.tool_call_id, False, False, None, ()
+            )
+        )
+    if owners and len(owners) < len(out):
+        _avoid_given_ids(out, owners)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1344,25 +1512,29 @@ def _with_name(exc: ChatFormatError, name: str | None) -> ChatFormatError:
     return ChatFormatError(exc.reason, f"{name}: {exc.where}" if exc.where else name)
 
 
-def _parse_source(src: _Source, fmt: str) -> tuple[_Source, Any, bool]:
-    """Parse a read source: (source without BOM, parsed value or None for JSONL, is_jsonl)."""
+def _prepare_source(src: _Source, fmt: str) -> tuple[_Source, bool]:
+    """(the source without a BOM, whether its format or file name makes it JSONL)."""
     if src.data is None:
-        return src, src.value, False
+        return src, False
     data = _strip_bom(src.data)
     if not data or data.isspace():
         _fail(None, "empty input: expected a JSON or JSONL chat")
-    src = _Source(data, None, src.name)
     jsonl = fmt in ("openai-jsonl", "finetune-jsonl") or (
         fmt == "auto" and (src.name or "").lower().endswith(".jsonl")
     )
-    if jsonl:
-        return src, None, True
+    return _Source(data, None, src.name), jsonl
+
+
+def _parse_source(src: _Source, fmt: str) -> tuple[Any, bool]:
+    """Parse a prepared source that is not JSONL by name: (value, or None for JSONL; is_jsonl)."""
+    if src.data is None:
+        return src.value, False
     try:
-        return src, orjson.loads(data), False
+        return orjson.loads(src.data), False
     except orjson.JSONDecodeError:
-        if fmt == "auto" and _is_jsonl(data):
-            return src, None, True
-    return src, _parse_json(data), False  # raises with line and column
+        if fmt == "auto" and _is_jsonl(src.data):
+            return None, True
+    return _parse_json(src.data), False  # raises with line and column
 
 
 _T = TypeVar("_T")
@@ -1373,19 +1545,32 @@ def _guarded(
     name: str | None,
     fmt: str,
     action: Callable[[_Source, Any, bool], _T],
+    fast: Callable[[bytes], _T | None] | None = None,
 ) -> _T:
     """Read and parse ``source``, then ``action(source, value, is_jsonl)``.
 
-    The one place where errors get the display name prefixed and where a RecursionError (a
-    value nested too deeply for Python) becomes a ChatFormatError.
+    ``fast``, when given, is tried first on the bytes of a JSON source; None from it means
+    "parse and call ``action``". The one place where errors get the display name prefixed and
+    where a RecursionError (a value nested too deeply for Python) becomes a ChatFormatError.
     """
     display = name
     try:
         src = _read_source(source, name)
         display = src.name
         with _gc_paused():
-            src, value, jsonl = _parse_source(src, fmt)
-            return action(src, value, jsonl)
+            src, jsonl = _prepare_source(src, fmt)
+            if fast is not None and src.data is not None and not jsonl:
+                quick = fast(src.data)
+                if quick is not None:
+                    return quick
+            value = None
+            if not jsonl:
+                value, jsonl = _parse_source(src, fmt)
+            result = action(src, value, jsonl)
+            # Free the parsed document while the GC is still paused: once it is back on, its
+            # first pass would otherwise walk every dict and list of the document before they go.
+            del src, value
+            return result
     except ChatFormatError as exc:
         raise _with_name(exc, display) from None
     except RecursionError:
@@ -1430,7 +1615,8 @@ def load_chat(
             return _load_jsonl(src.data, jsonl_mode, conversation)
         return _load_value(value, fmt, conversation, trusted=src.data is not None)
 
-    return _guarded(source, name, fmt, action)
+    fast = _load_openai_fast if fmt in ("auto", "openai", "ctxlab") else None
+    return _guarded(source, name, fmt, action, fast)
 
 
 def _load_value(

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -718,35 +716,3 @@ def test_any_json_value_loads_or_raises_chat_format_error(value: Any) -> None:
 def test_any_bytes_load_or_raise_chat_format_error(data: bytes) -> None:
     _load_or_error(data)
     _load_or_error(b'{"messages": [' + data)
-
-
-# --------------------------------------------------------------------------------------------
-# speed
-
-
-@pytest.mark.slow
-def test_load_speed_is_close_to_orjson(request: pytest.FixtureRequest) -> None:
-    """100k plain messages load within ~2.5x of orjson.loads of the same bytes (CPU time).
-
-    A timing profile: it runs only when asked for, with ``-m slow``.
-    """
-    if "slow" not in (request.config.getoption("markexpr") or ""):
-        pytest.skip("timing profile; run with -m slow")
-    words = ["the", "a", "of", "to", "tool", "call", "context", "window", "token", "budget"]
-    msgs = [
-        {"role": ("user", "assistant")[i % 2], "content": " ".join(words[: 5 + i % 60] * 4)}
-        for i in range(100_000)
-    ]
-    data = orjson.dumps({"messages": msgs})
-
-    def best(fn: Any) -> float:
-        times = []
-        for _ in range(5):
-            start = time.process_time()
-            result = fn()
-            times.append(time.process_time() - start)
-            del result
-        return min(times)
-
-    ratio = best(lambda: load_chat(data)) / best(lambda: orjson.loads(data))
-    assert ratio < 3.0, ratio
