@@ -435,7 +435,8 @@ def _layout_works() -> bool:
 _new_message: Callable[[Role, str, str], Message] = _plain_message
 _new_message_full: Callable[..., Message] = _plain_message_full
 _new_tool_call: Callable[[str | None, str, str, str], ToolCall] = ToolCall
-if _layout_works():
+_LAYOUT_WORKS: Final = _layout_works()
+if _LAYOUT_WORKS:
     _new_message, _new_message_full, _new_tool_call = (
         _fast_message,
         _fast_message_full,
@@ -770,7 +771,10 @@ def _read_plain(
         # unmodelled keys go to `extra` here; compaction fields and function_call do not.
         if not trusted or not _SPECIAL_KEYS.isdisjoint(m):
             return None
-        extra = tuple(sorted(((k, v) for k, v in m.items() if k not in _MESSAGE_KEYS), key=_first))
+        keys = [k for k in m if k not in _MESSAGE_KEYS]
+        if len(keys) > 1:
+            keys.sort()
+        extra = tuple([(k, m[k]) for k in keys])
     if (name is not None and type(name) is not str) or (
         tool_call_id is not None and type(tool_call_id) is not str
     ):
@@ -921,7 +925,8 @@ def _index_path(base: str) -> Callable[[int], str]:
 # OpenAI JSON, typed fast path
 #
 # Most chats people load are OpenAI JSON whose messages hold only role, content, id, name,
-# tool_calls and tool_call_id, with plain string values. msgspec decodes those bytes straight
+# tool_calls and tool_call_id with plain string values, plus the legacy function_call and the
+# refusal, annotations and audio keys of API responses. msgspec decodes those bytes straight
 # into the untracked structs below, without building a dict per message, and each struct then
 # becomes a Message. Anything else (another key, another type, a duplicate id, another format)
 # makes the decode fail or the builder decline, and the file is read by the general reader,
@@ -946,6 +951,11 @@ class _WireMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     name: str | None = None
     tool_calls: list[_WireToolCall] | None = None
     tool_call_id: str | None = None
+    function_call: _WireFunction | None = None
+    # Keys API responses carry that ctxlab keeps in `extra` (see _wire_extra).
+    annotations: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    audio: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    refusal: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
 class _WireChat(msgspec.Struct, gc=False):
@@ -959,10 +969,35 @@ class _WireChat(msgspec.Struct, gc=False):
 
 
 _WIRE_DECODER: Final = msgspec.json.Decoder(_WireChat | list[_WireMessage])
+_WIRE_EXTRA_KEYS: Final = ("annotations", "audio", "refusal")  # sorted, as `extra` is
+# Raw values nesting deeper than this go to the general reader, whose parser limits the depth of
+# the whole document (orjson: 1024 levels); these values are flat in practice.
+_WIRE_EXTRA_MAX_OPENINGS: Final = 64
+
+
+def _wire_extra(m: _WireMessage) -> tuple[tuple[str, Any], ...] | None:
+    """``extra`` of a message with API-response keys: the values as orjson reads them, as the
+    general reader gives them (msgspec would read integers beyond 64 bits differently); None
+    to leave the file to the general reader."""
+    pairs = []
+    for key in _WIRE_EXTRA_KEYS:
+        raw = getattr(m, key)
+        if raw is msgspec.UNSET:
+            continue
+        text = bytes(raw)
+        if text.count(b"[") + text.count(b"{") > _WIRE_EXTRA_MAX_OPENINGS:
+            return None
+        try:
+            pairs.append((key, orjson.loads(text)))
+        except orjson.JSONDecodeError:
+            return None
+    return tuple(pairs)
 
 
 def _load_openai_fast(data: bytes) -> tuple[Message, ...] | None:
     """The messages of OpenAI JSON ``data`` in the common shape, or None for the general reader."""
+    if not _LAYOUT_WORKS:
+        return None
     try:
         wire = _WIRE_DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):  # not JSON, not this shape, too deep
@@ -973,33 +1008,56 @@ def _load_openai_fast(data: bytes) -> tuple[Message, ...] | None:
         items = wire.messages
     else:
         items = wire
-    new_message, new_tool_call = _new_message_full, _new_tool_call
-    out: list[Message] = []
+    # The builders of _fast_message and _fast_tool_call, inlined: a call per message would be
+    # a tenth of the whole load.
+    new, message_layout, call_layout = object.__new__, _MessageLayout, _ToolCallLayout
+    out: list[Any] = []
     append = out.append
     owners: dict[str, int] = {}
     for m in items:
         own = m.id
         if own is None:
-            mid = f"m{len(out)}"
+            own = f"m{len(out)}"
         elif own in owners:
             return None  # the general reader names both places
         else:
             owners[own] = len(out)
-            mid = own
-        wire_calls = m.tool_calls
-        calls: tuple[ToolCall, ...] = ()
-        if wire_calls:
-            calls = tuple(
-                [
-                    new_tool_call(c.id, c.function.name, c.function.arguments, c.type)
-                    for c in wire_calls
-                ]
-            )
-        append(
-            new_message(
-                m.role, m.content or "", mid, m.name, calls, m.tool_call_id, False, False, None, ()
-            )
-        )
+        calls: tuple[Any, ...] = ()
+        if m.tool_calls:
+            made = []
+            for c in m.tool_calls:
+                call = new(call_layout)
+                fn = c.function
+                call.id = c.id
+                call.name = fn.name
+                call.arguments = fn.arguments
+                call.type = c.type
+                call.__class__ = ToolCall  # type: ignore[assignment]
+                made.append(call)
+            calls = tuple(made)
+        if m.function_call is not None:  # the legacy single call, after any tool_calls
+            fc = m.function_call
+            legacy = (_new_tool_call(None, fc.name, fc.arguments, "function"),)
+            calls = calls + legacy
+        extra: tuple[tuple[str, Any], ...] = ()
+        if not (m.annotations is m.audio is m.refusal is msgspec.UNSET):
+            found = _wire_extra(m)
+            if found is None:
+                return None
+            extra = found
+        msg = new(message_layout)
+        msg.role = m.role
+        msg.content = m.content or ""
+        msg.id = own
+        msg.name = m.name
+        msg.tool_calls = calls
+        msg.tool_call_id = m.tool_call_id
+        msg.is_compaction = False
+        msg.is_summary = False
+        msg.compaction_meta = None
+        msg.extra = extra
+        msg.__class__ = Message  # type: ignore[assignment]
+        append(msg)
     if owners and len(owners) < len(out):
         _avoid_given_ids(out, owners)
     return tuple(out)
