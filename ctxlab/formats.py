@@ -955,7 +955,7 @@ class _WireMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     # Keys API responses carry that ctxlab keeps in `extra` (see _wire_extra).
     annotations: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     audio: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    refusal: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    refusal: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class _WireChat(msgspec.Struct, gc=False):
@@ -969,28 +969,34 @@ class _WireChat(msgspec.Struct, gc=False):
 
 
 _WIRE_DECODER: Final = msgspec.json.Decoder(_WireChat | list[_WireMessage])
-_WIRE_EXTRA_KEYS: Final = ("annotations", "audio", "refusal")  # sorted, as `extra` is
 # Raw values nesting deeper than this go to the general reader, whose parser limits the depth of
 # the whole document (orjson: 1024 levels); these values are flat in practice.
 _WIRE_EXTRA_MAX_OPENINGS: Final = 64
 
 
 def _wire_extra(m: _WireMessage) -> tuple[tuple[str, Any], ...] | None:
-    """``extra`` of a message with API-response keys: the values as orjson reads them, as the
-    general reader gives them (msgspec would read integers beyond 64 bits differently); None
-    to leave the file to the general reader."""
-    pairs = []
-    for key in _WIRE_EXTRA_KEYS:
-        raw = getattr(m, key)
+    """``extra`` of a message with API-response keys, sorted by key as the general reader sorts
+    it; None to leave the file to the general reader.
+
+    ``annotations`` and ``audio`` are re-read by orjson, as the general reader reads them
+    (msgspec would read integers beyond 64 bits differently); ``refusal`` is text or null.
+    """
+    pairs: list[tuple[str, Any]] = []
+    for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
         if raw is msgspec.UNSET:
             continue
         text = bytes(raw)
+        if text == b"[]" or text == b"null":  # what these keys hold nearly always
+            pairs.append((key, [] if text == b"[]" else None))
+            continue
         if text.count(b"[") + text.count(b"{") > _WIRE_EXTRA_MAX_OPENINGS:
             return None
         try:
             pairs.append((key, orjson.loads(text)))
         except orjson.JSONDecodeError:
             return None
+    if m.refusal is not msgspec.UNSET:
+        pairs.append(("refusal", m.refusal))
     return tuple(pairs)
 
 

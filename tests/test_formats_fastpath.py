@@ -134,9 +134,11 @@ def _plain_messages(draw: st.DrawFn) -> dict[str, Any]:
         m["tool_calls"] = draw(_tool_calls(plain=True))
     if draw(st.integers(0, 4)) == 0:
         m["function_call"] = draw(st.one_of(st.none(), st.just({"name": "f", "arguments": ""})))
-    for key in ("annotations", "audio", "refusal"):
+    for key in ("annotations", "audio"):
         if draw(st.integers(0, 4)) == 0:
             m[key] = draw(_extra_values.filter(lambda v: v is not _deep))
+    if draw(st.integers(0, 4)) == 0:
+        m["refusal"] = draw(st.one_of(st.none(), _texts))  # the API's refusal: text or null
     return m
 
 
