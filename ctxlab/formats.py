@@ -25,9 +25,10 @@ Invariants:
   visible placeholders such as ``[image]``.
 * Loading an OpenAI chat is one pass over its messages. JSON bytes whose messages hold only
   ``role``, ``content``, ``id``, ``name``, ``tool_calls`` and ``tool_call_id`` with plain string
-  values are decoded by msgspec straight into structs (``_load_openai_fast``); any other file
-  is parsed by orjson and read by the general reader, which gives the same messages for those
-  files. Both build each :class:`Message` without the frozen dataclass ``__init__`` (see
+  values, the legacy ``function_call`` and the ``refusal``, ``annotations`` and ``audio`` keys of
+  API responses are decoded by msgspec straight into structs (``_load_openai_fast``); any other
+  file is parsed by orjson and read by the general reader, which gives the same messages for
+  those files. Both build each :class:`Message` without the frozen dataclass ``__init__`` (see
   ``_MessageLayout``), with the cyclic garbage collector paused; the new objects then go
   straight to its oldest generation (see ``_gc_paused``).
 """
@@ -550,18 +551,12 @@ def _read_tool_call(tc: object, where: str, j: int) -> ToolCall:
     A ``custom`` tool call keeps its ``{name, input}`` under its type's key; a missing id is
     None; arguments given as a JSON object are written as compact JSON text.
     """
+    plain = _plain_tool_call(tc)
+    if plain is not None:
+        return plain
     if not isinstance(tc, dict):
         _bad(where, f".tool_calls[{j}]", "a tool call object", tc)
     fn = tc.get("function")
-    if type(fn) is dict:  # the usual {id, type, function: {name, arguments}}, text only
-        call_id, kind, name, args = (
-            tc.get("id"),
-            tc.get("type", "function"),
-            fn.get("name"),
-            fn.get("arguments"),
-        )
-        if type(call_id) is str and type(kind) is str and type(name) is str and type(args) is str:
-            return _new_tool_call(call_id, name, args, kind)
     call_id = tc.get("id")
     if call_id is not None and not isinstance(call_id, str):
         if not isinstance(call_id, int) or isinstance(call_id, bool):
@@ -583,6 +578,25 @@ def _read_tool_call(tc: object, where: str, j: int) -> ToolCall:
     if not isinstance(args, str):
         args = _arguments(args, _at(where, f".tool_calls[{j}].{key}.{args_key}"))
     return _new_tool_call(call_id, name, args, kind)
+
+
+def _plain_tool_call(tc: object) -> ToolCall | None:
+    """The usual ``{"id", "type", "function": {"name", "arguments"}}`` with string values (other
+    keys ignored) as a ToolCall; None for anything else."""
+    if type(tc) is not dict:
+        return None
+    fn = tc.get("function")
+    if type(fn) is not dict:
+        return None
+    call_id, kind, name, args = (
+        tc.get("id"),
+        tc.get("type", "function"),
+        fn.get("name"),
+        fn.get("arguments"),
+    )
+    if type(call_id) is str and type(kind) is str and type(name) is str and type(args) is str:
+        return _new_tool_call(call_id, name, args, kind)
+    return None
 
 
 def _read_function_call(fc: object, where: str) -> ToolCall:
@@ -759,8 +773,7 @@ def _read_plain(
     ``name``, ``tool_call_id`` (strings), plain ``tool_calls`` and, when ``trusted``, keys
     ctxlab keeps in ``extra`` (``refusal``, ``annotations``...); else None.
 
-    A plain tool call is ``{"id": str, "type": str, "function": {"name": str, "arguments":
-    str}}`` (other keys ignored, as :func:`_read_tool_call` does).
+    Tool calls must be plain (see :func:`_plain_tool_call`).
     """
     name = m.get("name")
     tool_call_id = m.get("tool_call_id")
@@ -785,23 +798,10 @@ def _read_plain(
             return None
         made = []
         for tc in raw_calls:
-            fn = tc.get("function") if type(tc) is dict else None
-            if type(fn) is not dict:
+            call = _plain_tool_call(tc)
+            if call is None:
                 return None
-            call_id, kind, fn_name, args = (
-                tc.get("id"),
-                tc.get("type", "function"),
-                fn.get("name"),
-                fn.get("arguments"),
-            )
-            if not (
-                type(call_id) is str
-                and type(kind) is str
-                and type(fn_name) is str
-                and type(args) is str
-            ):
-                return None
-            made.append(_new_tool_call(call_id, fn_name, args, kind))
+            made.append(call)
         calls = tuple(made)
     return _new_message_full(role, text, mid, name, calls, tool_call_id, False, False, None, extra)
 
