@@ -35,7 +35,7 @@ _roles = st.one_of(
 _deep: Any = 1
 for _ in range(80):
     _deep = [_deep]
-# Values of the API-response keys kept in `extra`: flat, nested, a big integer, very deep.
+# Values of the API-response keys kept in `extra`: flat, nested, a big integer, deep.
 _extra_values = st.one_of(
     st.none(),
     _texts,
@@ -226,7 +226,7 @@ def test_the_common_shape_takes_the_fast_path_and_agrees(doc: Any) -> None:
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(_messages(), max_size=8))
-def test_fast_path_holds_for_bytes_paths_and_text_alike(messages: list[dict[str, Any]]) -> None:
+def test_bytes_and_json_text_load_alike(messages: list[dict[str, Any]]) -> None:
     data = _json({"messages": messages})
     assert _outcome(data) == _outcome(data.decode())
 
