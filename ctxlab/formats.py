@@ -279,7 +279,7 @@ class _MessageLayout:
     """A plain class with :class:`Message`'s slot layout, to build messages quickly.
 
     A frozen dataclass ``__init__`` sets each field through ``object.__setattr__``, which costs
-    about 2 µs per ``Message``: as much as parsing its JSON. :func:`_fast_message` fills an
+    about 2 µs per ``Message``: as much as parsing its JSON. :func:`_fast_message_full` fills an
     instance of this class with plain slot stores and then assigns ``__class__ = Message``,
     which Python allows between classes of identical slot layout; the result is an ordinary,
     immutable ``Message``. :func:`_layout_works` checks this against the real constructors at
@@ -323,23 +323,6 @@ class _ToolCallLayout:
 _new: Final = object.__new__
 
 
-def _fast_message(role: Role, content: str, id_: str) -> Message:
-    """``Message(role, content, id_)``, about three times faster (see _MessageLayout)."""
-    m = _new(_MessageLayout)
-    m.role = role
-    m.content = content
-    m.id = id_
-    m.name = None
-    m.tool_calls = ()
-    m.tool_call_id = None
-    m.is_compaction = False
-    m.is_summary = False
-    m.compaction_meta = None
-    m.extra = ()
-    m.__class__ = Message  # type: ignore[assignment]
-    return m  # type: ignore[return-value]
-
-
 def _fast_message_full(
     role: Role,
     content: str,
@@ -352,7 +335,8 @@ def _fast_message_full(
     compaction_meta: CompactionMeta | None,
     extra: tuple[tuple[str, Any], ...],
 ) -> Message:
-    """``Message(...)`` with every field given positionally, built like _fast_message."""
+    """``Message(...)`` with every field given positionally, about three times faster (see
+    _MessageLayout)."""
     m = _new(_MessageLayout)
     m.role = role
     m.content = content
@@ -369,7 +353,7 @@ def _fast_message_full(
 
 
 def _fast_tool_call(id_: str | None, name: str, arguments: str, type_: str) -> ToolCall:
-    """``ToolCall(id_, name, arguments, type_)``, built like _fast_message."""
+    """``ToolCall(id_, name, arguments, type_)``, built like _fast_message_full."""
     tc = _new(_ToolCallLayout)
     tc.id = id_
     tc.name = name
@@ -377,36 +361,6 @@ def _fast_tool_call(id_: str | None, name: str, arguments: str, type_: str) -> T
     tc.type = type_
     tc.__class__ = ToolCall  # type: ignore[assignment]
     return tc  # type: ignore[return-value]
-
-
-def _plain_message(role: Role, content: str, id_: str) -> Message:
-    return Message(role, content, id_)
-
-
-def _plain_message_full(
-    role: Role,
-    content: str,
-    id_: str,
-    name: str | None,
-    tool_calls: tuple[ToolCall, ...],
-    tool_call_id: str | None,
-    is_compaction: bool,
-    is_summary: bool,
-    compaction_meta: CompactionMeta | None,
-    extra: tuple[tuple[str, Any], ...],
-) -> Message:
-    return Message(
-        role,
-        content,
-        id_,
-        name,
-        tool_calls,
-        tool_call_id,
-        is_compaction,
-        is_summary,
-        compaction_meta,
-        extra,
-    )
 
 
 def _layout_works() -> bool:
@@ -420,7 +374,12 @@ def _layout_works() -> bool:
     full = (Role.TOOL, "x", "m1", "n", (call,), "c", True, True, meta, (("k", 1),))
     try:
         cases: list[tuple[Any, Any]] = [
-            (_fast_message(Role.USER, "probe", "m0"), Message(Role.USER, "probe", "m0")),
+            (
+                _fast_message_full(
+                    Role.USER, "probe", "m0", None, (), None, False, False, None, ()
+                ),
+                Message(Role.USER, "probe", "m0"),
+            ),
             (_fast_message_full(*full), Message(*full)),
             (_fast_tool_call("c", "f", "{}", "function"), call),
         ]
@@ -433,16 +392,12 @@ def _layout_works() -> bool:
     )
 
 
-_new_message: Callable[[Role, str, str], Message] = _plain_message
-_new_message_full: Callable[..., Message] = _plain_message_full
+# Every field positionally, as the dataclass constructors take them when the layout trick fails.
+_new_message_full: Callable[..., Message] = Message
 _new_tool_call: Callable[[str | None, str, str, str], ToolCall] = ToolCall
 _LAYOUT_WORKS: Final = _layout_works()
 if _LAYOUT_WORKS:
-    _new_message, _new_message_full, _new_tool_call = (
-        _fast_message,
-        _fast_message_full,
-        _fast_tool_call,
-    )
+    _new_message_full, _new_tool_call = _fast_message_full, _fast_tool_call
 
 
 # --------------------------------------------------------------------------------------------
@@ -823,7 +778,7 @@ def _read_messages(
     out: list[Message] = [] if lead is None else [lead]
     given: dict[str, tuple[int, int]] = {}  # own id -> (item index, position in `out`)
     roles = _ROLES
-    make = _new_message
+    make = _new_message_full
     append = out.append
     for i, m in enumerate(items):
         # Fast paths for the messages that make up nearly every chat: text, tool calls and
@@ -838,7 +793,9 @@ def _read_messages(
             else:
                 size = len(m)
                 if size == 2 and type(content) is str:
-                    append(make(role, content, f"m{len(out)}"))
+                    append(
+                        make(role, content, f"m{len(out)}", None, (), None, False, False, None, ())
+                    )
                     continue
                 own = m.get("id")
                 if (type(content) is str or content is None) and (own is None or type(own) is str):
@@ -1014,7 +971,7 @@ def _load_openai_fast(data: bytes) -> tuple[Message, ...] | None:
         items = wire.messages
     else:
         items = wire
-    # The builders of _fast_message and _fast_tool_call, inlined: a call per message would be
+    # The builders of _fast_message_full and _fast_tool_call, inlined: a call per message would be
     # a tenth of the whole load.
     new, message_layout, call_layout = object.__new__, _MessageLayout, _ToolCallLayout
     out: list[Any] = []

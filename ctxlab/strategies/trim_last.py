@@ -188,9 +188,9 @@ class TrimLast(Strategy):
     ) -> TrimResult:
         chat = counter.counted(messages)
         plan = self._plan(chat, len(chat))
-        decisions = dict.fromkeys((m.id for m in chat.messages), Decision.DROPPED)
+        decisions = dict.fromkeys(chat.ids, Decision.DROPPED)
+        decisions.update(dict.fromkeys(chat.ids[plan.start : plan.end], Decision.KEPT))
         kept = chat.messages[plan.start : plan.end]
-        decisions.update(dict.fromkeys((m.id for m in kept), Decision.KEPT))
         if plan.pinned:
             decisions[chat.messages[0].id] = Decision.PINNED
             kept = (chat.messages[0], *kept)
