@@ -1,91 +1,24 @@
-"""Playground: one chat, one strategy, every decision visible."""
+"""ctxlab's entry point and router: the shared sidebar on every run, then the chosen page.
+
+Run it with ``streamlit run app.py``. The pages live in ``pages/``; this script registers them
+with ``st.navigation`` and draws the sidebar (chat, model, strategy, parameters) before the page,
+so what the user chose holds on every page. See :mod:`ctxlab.ui.shell`.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ctxlab.insights import summary_lineage
-from ctxlab.ui import insights_view, render
-from ctxlab.ui.session import apply_params, configured_strategy
-from ctxlab.ui.summary import run, summarizer_panel
+from ctxlab.ui import shell
 
-st.set_page_config(page_title="ctxlab · Playground", page_icon="✂️", layout="wide")
+st.set_page_config(page_title="ctxlab", page_icon="✂️", layout="wide")
 
-ws, values, strategy = configured_strategy()
-backend = summarizer_panel(ws.strategy_cls)
-
-st.title("Playground")
-st.caption(f"{ws.strategy_cls.title}: {ws.strategy_cls.summary}")
-outcome = run(strategy, ws, backend)
-if outcome is None:
+page = shell.navigation()
+shell.begin_run()
+if shell.draw_shared(page) is None:
     st.stop()
-result, budget = outcome.result, render.budget_of(strategy)
-
-render.render_metrics(result, ws.model)
-problems = insights_view.render_provider_badges(
-    result.messages, key="pg", budget=budget, counter=ws.counter
-)
-insights_view.render_resummarization_guard(
-    strategy,
-    ws.chat.messages,
-    ws.counter,
-    apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
-    key="pg-guard",
-)
-render.render_round_map(ws.counted, result, title="Round map (width = tokens)")
-names = [
-    "Messages",
-    "Problems",
-    "Facts",
-    "Tokens",
-    "Lineage",
-    "Context chart",
-    "Summarizer request",
-    "Context JSON",
-    "Export",
-]
-# Lazy tabs: only the open one is computed (None when Streamlit does not track them: draw all).
-tabs = dict(zip(names, st.tabs(names, key="pg-tabs", on_change="rerun"), strict=True))
-
-
-def is_open(name: str) -> bool:
-    return tabs[name].open is not False
-
-
-if is_open("Messages"):
-    with tabs["Messages"]:
-        render.render_message_table(ws.counted, result, problems)
-        render.render_message_reader(ws.counted, result, problems)
-if is_open("Problems"):
-    with tabs["Problems"]:
-        render.render_problems(result, problems)
-if is_open("Facts"):
-    with tabs["Facts"]:
-        insights_view.render_facts(ws.counted, result.messages, key="pg")
-if is_open("Tokens"):
-    with tabs["Tokens"]:
-        insights_view.render_token_disagreement(ws.counted, ws.counter, ws.model)
-if is_open("Lineage"):
-    with tabs["Lineage"]:
-        st.markdown("**Compactions held in the loaded chat**")
-        insights_view.render_lineage(
-            summary_lineage(ws.chat.messages), render.positions(ws.counted), key="pg-lineage"
-        )
-        if any(m.is_compaction for m in result.inserted):
-            st.markdown("**The compaction this configuration makes**")
-            insights_view.render_lineage(
-                summary_lineage(result.messages), render.positions(ws.counted), key="pg-new"
-            )
-if is_open("Context chart"):
-    with tabs["Context chart"]:
-        render.render_context_chart(ws.counted, result, ws.counter, budget)
-if is_open("Summarizer request"):
-    with tabs["Summarizer request"]:
-        render.render_summary_request(outcome.request, ws.counter)
-if is_open("Context JSON"):
-    with tabs["Context JSON"]:
-        render.render_context_json(result)
-if is_open("Export"):
-    with tabs["Export"]:
-        insights_view.render_export(strategy, ws.model, ws.chat.slot)
-render.render_downloads(ws.counted, result, outcome.request, ws.chat.slot)
+try:
+    page.run()
+finally:
+    shell.write_url()
+    shell.end_run()

@@ -6,14 +6,11 @@ import streamlit as st
 
 from ctxlab.strategies import get_strategy_class, strategy_names
 from ctxlab.ui import insights_view, render
-from ctxlab.ui.session import build_or_error, sidebar, strategy_params
+from ctxlab.ui.session import build_or_error, strategy_params
+from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run, summarizer_panel
 
-st.set_page_config(page_title="ctxlab · Compare", page_icon="✂️", layout="wide")
-
-ws = sidebar(with_strategy=False)
-if ws is None:
-    st.stop()
+ws = shared().ws
 st.title("Compare strategies")
 count = int(st.sidebar.number_input("Configurations", 2, 4, 2, key="cmp.count"))
 names = strategy_names()

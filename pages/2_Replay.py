@@ -5,14 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.ui import render
-from ctxlab.ui.session import configured_strategy
-from ctxlab.ui.summary import summarizer_panel
+from ctxlab.ui.shell import shared
 from ctxlab.ui.timeline import render_replay, run_replay
 
-st.set_page_config(page_title="ctxlab · Replay", page_icon="✂️", layout="wide")
-
-ws, values, strategy = configured_strategy()
-backend = summarizer_panel(ws.strategy_cls)
+setup = shared()
+ws, strategy, backend = setup.ws, setup.strategy, setup.backend
 
 st.title("Replay")
 st.caption(

@@ -6,14 +6,14 @@ import streamlit as st
 
 from ctxlab.strategies import parameters
 from ctxlab.ui import figures
-from ctxlab.ui.session import apply_params, configured_strategy
+from ctxlab.ui.session import apply_params
+from ctxlab.ui.shell import PLAYGROUND, shared, switch_to
 from ctxlab.ui.summary import PreviewSummarizer
 from ctxlab.ui.sweep import KNEE_SHARE, grid, knee, sweep
 from ctxlab.ui.widgets import ChatScale, param_range
 
-st.set_page_config(page_title="ctxlab · Tune", page_icon="✂️", layout="wide")
-
-ws, values, strategy = configured_strategy()
+setup = shared()
+ws, strategy = setup.ws, setup.strategy
 
 st.title("Tune")
 numeric = {i.name: i for i in parameters(ws.strategy_cls) if i.kind in ("int", "float")}
@@ -79,4 +79,4 @@ chosen = st.select_slider(
 if st.button(f"Apply {info.spec.label} = {chosen:,g} in the Playground", type="primary"):
     value = int(chosen) if info.kind == "int" else chosen
     apply_params("", strategy.name, ws.chat.slot, {name: value}, ws)
-    st.switch_page("app.py")
+    switch_to(PLAYGROUND)

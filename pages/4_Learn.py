@@ -9,11 +9,12 @@ from ctxlab.strategies import build_strategy, get_strategy_class, parameters, st
 from ctxlab.tokens import get_counter
 from ctxlab.ui import figures, render
 from ctxlab.ui.examples import FAKE_KEY, example_chat
+from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import PreviewSummarizer
 from ctxlab.ui.text import visible
 from ctxlab.validate import validate
 
-st.set_page_config(page_title="ctxlab · Learn", page_icon="✂️", layout="wide")
+shared()  # the sidebar, so that the chat and settings chosen elsewhere stay chosen
 
 chat = example_chat()
 counter = get_counter("gpt-4o")

@@ -10,6 +10,9 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_CHATS = ROOT.parent / "shared" / "real_chats"
+PLAYGROUND = "pages/0_Playground.py"
+"""The Playground page. AppTest runs page files on their own (the router's ``st.navigation``
+is not followed on reruns), so every page test targets its page file."""
 
 
 def sample_names() -> list[str]:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_support import ROOT, page, sample_names
+from app_support import PLAYGROUND, ROOT, page, sample_names
 from streamlit.testing.v1 import AppTest
 
 from ctxlab.samples import sample_path
@@ -29,7 +29,7 @@ def badges(at: AppTest) -> list[str]:
 
 @pytest.mark.parametrize("name", REAL)
 def test_real_chats_show_a_badge_per_provider_and_never_crash(name: str) -> None:
-    at = page("app.py", chat=name, strategy="sliding-window", window="3")
+    at = page(PLAYGROUND, chat=name, strategy="sliding-window", window="3")
     at.run()
     assert not at.exception
     shown = badges(at)
@@ -39,7 +39,7 @@ def test_real_chats_show_a_badge_per_provider_and_never_crash(name: str) -> None
 
 
 def test_a_sliding_window_orphan_is_named_with_its_position_role_and_provider_wording() -> None:
-    at = page("app.py", chat="support_function_calls", strategy="sliding-window", window="3")
+    at = page(PLAYGROUND, chat="support_function_calls", strategy="sliding-window", window="3")
     at.run()
     assert not at.exception
     assert any("problem" in b for b in badges(at))
@@ -59,7 +59,7 @@ def test_a_sliding_window_orphan_is_named_with_its_position_role_and_provider_wo
 
 
 def test_facts_tab_shows_retention_and_typed_facts() -> None:
-    at = page("app.py", chat="coding_agent_session", strategy="window-drop")
+    at = page(PLAYGROUND, chat="coding_agent_session", strategy="window-drop")
     at.run()
     open_tab(at, "Facts")
     assert any(m.label == "Fact retention" for m in at.metric)
@@ -71,7 +71,7 @@ def test_facts_tab_shows_retention_and_typed_facts() -> None:
 
 
 def test_tokens_tab_lists_every_message_worst_undercount_first() -> None:
-    at = page("app.py", chat="coding_agent_session")
+    at = page(PLAYGROUND, chat="coding_agent_session")
     at.run()
     open_tab(at, "Tokens")
     frame = next(d.value for d in at.dataframe if "chars/4" in d.value.columns)
@@ -80,7 +80,7 @@ def test_tokens_tab_lists_every_message_worst_undercount_first() -> None:
 
 
 def test_lineage_tab_lists_the_compaction_chain_and_diffs_summaries() -> None:
-    at = page("app.py", chat="compaction_chain", strategy="window-drop")
+    at = page(PLAYGROUND, chat="compaction_chain", strategy="window-drop")
     at.run()
     open_tab(at, "Lineage")
     table = next(d.value for d in at.dataframe if "updates" in d.value.columns)
@@ -91,7 +91,7 @@ def test_lineage_tab_lists_the_compaction_chain_and_diffs_summaries() -> None:
 
 
 def test_export_of_the_app_state_run_as_a_script_gives_the_app_decisions(tmp_path: Path) -> None:
-    at = page("app.py", chat="support_function_calls", strategy="window-drop")
+    at = page(PLAYGROUND, chat="support_function_calls", strategy="window-drop")
     at.run()
     budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
     budget.set_value(int(budget.max * 0.3) // budget.step * budget.step + budget.min).run()
@@ -120,7 +120,7 @@ def test_export_of_the_app_state_run_as_a_script_gives_the_app_decisions(tmp_pat
 
 
 def test_the_guard_warns_and_its_button_applies_the_suggested_trigger() -> None:
-    at = page("app.py", chat="coding_agent_session", strategy="summarize")
+    at = page(PLAYGROUND, chat="coding_agent_session", strategy="summarize")
     at.run()
     trigger = next(s for s in at.sidebar.slider if ".trigger_token_budget@" in s.key)
     trigger.set_value(trigger.min).run()

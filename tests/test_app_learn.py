@@ -11,7 +11,7 @@ def test_learn_page_runs_every_example() -> None:
     at = page("pages/4_Learn.py")
     at.run()
     assert not at.exception
-    assert len(at.header) == 4
+    assert len(at.main.header) == 4
 
 
 def test_sliding_window_orphan_is_flagged_and_window_drop_is_clean() -> None:

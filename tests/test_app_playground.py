@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from app_support import page, sample_names, texts
+from app_support import PLAYGROUND, page, sample_names, texts
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.strategies import get_strategy_class, parameters, strategy_names
@@ -20,7 +20,7 @@ def _metric(at: object, label: str) -> str:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_playground_loads_each_sample(name: str) -> None:
-    at = page("app.py", chat=name)
+    at = page(PLAYGROUND, chat=name)
     at.run()
     assert not at.exception
     assert at.sidebar.selectbox(key="ctx.sample").value == name
@@ -31,7 +31,7 @@ def test_playground_loads_each_sample(name: str) -> None:
 def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
     strategy: str,
 ) -> None:
-    at = page("app.py", chat=SAMPLES[0])
+    at = page(PLAYGROUND, chat=SAMPLES[0])
     at.run()
     at.sidebar.selectbox(key="ctx.strategy").set_value(strategy).run()
     assert not at.exception
@@ -46,7 +46,7 @@ def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
 
 
 def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
-    at = page("app.py", chat=SAMPLES[0])
+    at = page(PLAYGROUND, chat=SAMPLES[0])
     at.run()
     tokens_before = _metric(at, "Tokens sent")
     at.sidebar.radio(key="ctx.source").set_value("Paste").run()
@@ -58,7 +58,7 @@ def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
 
 
 def test_a_good_paste_loads_the_pasted_chat() -> None:
-    at = page("app.py", chat=SAMPLES[0])
+    at = page(PLAYGROUND, chat=SAMPLES[0])
     at.run()
     at.sidebar.radio(key="ctx.source").set_value("Paste").run()
     chat = '[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"}]'
@@ -76,7 +76,7 @@ def test_the_upload_handler_names_the_problem_and_the_place() -> None:
 
 
 def test_the_url_restores_chat_strategy_model_and_parameters() -> None:
-    at = page("app.py", chat=SAMPLES[-1], strategy="sliding-window", model="gpt-4.1", window="3")
+    at = page(PLAYGROUND, chat=SAMPLES[-1], strategy="sliding-window", model="gpt-4.1", window="3")
     at.run()
     assert not at.exception
     assert at.sidebar.selectbox(key="ctx.sample").value == SAMPLES[-1]
@@ -88,7 +88,7 @@ def test_the_url_restores_chat_strategy_model_and_parameters() -> None:
 
 
 def test_changing_a_parameter_writes_it_to_the_url_and_never_a_key() -> None:
-    at = page("app.py", chat=SAMPLES[0], strategy="window-drop")
+    at = page(PLAYGROUND, chat=SAMPLES[0], strategy="window-drop")
     at.run()
     slider = next(s for s in at.sidebar.slider if ".budget@" in s.key)
     slider.set_value(slider.min).run()
@@ -98,7 +98,7 @@ def test_changing_a_parameter_writes_it_to_the_url_and_never_a_key() -> None:
 
 
 def test_hostile_content_is_shown_as_inert_text() -> None:
-    at = page("app.py")
+    at = page(PLAYGROUND)
     at.run()
     at.sidebar.radio(key="ctx.source").set_value("Paste").run()
     hostile = (
@@ -115,7 +115,7 @@ def test_hostile_content_is_shown_as_inert_text() -> None:
 
 
 def test_large_sample_reruns_after_a_budget_change() -> None:
-    at = page("app.py", chat="large_agent_10k", strategy="window-drop")
+    at = page(PLAYGROUND, chat="large_agent_10k", strategy="window-drop")
     at.run()
     assert not at.exception
     slider = next(s for s in at.sidebar.slider if ".budget@" in s.key)
@@ -147,7 +147,7 @@ def _planted_secrets() -> list[str]:
 def test_secrets_chat_request_shows_markers_and_leaks_no_planted_secret() -> None:
     if "secrets_in_tool_outputs" not in SAMPLES:
         pytest.skip("no secrets sample")
-    at = page("app.py", chat="secrets_in_tool_outputs", strategy="summarize")
+    at = page(PLAYGROUND, chat="secrets_in_tool_outputs", strategy="summarize")
     at.run()
     trigger = next(s for s in at.sidebar.slider if ".trigger_token_budget@" in s.key)
     trigger.set_value(trigger.min).run()
@@ -167,3 +167,11 @@ def test_secrets_chat_request_shows_markers_and_leaks_no_planted_secret() -> Non
     for secret in secrets:
         for text in request_blocks + request_tables + highlighted:
             assert secret not in text
+
+
+def test_the_router_opens_the_playground_with_the_shared_sidebar() -> None:
+    at = page("app.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    assert not at.exception
+    assert any(t.value == "Playground" for t in at.title)
+    assert any(".budget@" in s.key for s in at.sidebar.slider)

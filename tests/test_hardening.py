@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from app_support import ROOT, page
+from app_support import PLAYGROUND, ROOT, page
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
@@ -81,7 +81,7 @@ def _caption(at: AppTest) -> str:
 def test_a_paste_over_the_limit_is_refused_with_a_clear_message_and_the_chat_stays(
     small_limit: int,
 ) -> None:
-    at = page("app.py", chat=CHAT)
+    at = page(PLAYGROUND, chat=CHAT)
     at.run()
     before = _caption(at)
     at.sidebar.radio(key="ctx.source").set_value("Paste").run()
@@ -97,12 +97,12 @@ def test_a_paste_over_the_limit_is_refused_with_a_clear_message_and_the_chat_sta
 
 
 def test_the_upload_limit_is_stated_next_to_the_uploader() -> None:
-    at = page("app.py", chat=CHAT)
+    at = page(PLAYGROUND, chat=CHAT)
     at.run()
     at.sidebar.radio(key="ctx.source").set_value("Upload").run()
     assert not at.exception
     limit = st_config.get_option("server.maxUploadSize")
-    assert limit == 50  # .streamlit/config.toml
+    assert limit == 200  # .streamlit/config.toml
     assert any(f"up to {limit} MB" in str(node.proto) for node in at.sidebar)
 
 
@@ -201,7 +201,7 @@ def quick_client(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _endpoint_app(fake_openai: FakeOpenAI) -> AppTest:
-    at = page("app.py", chat=CHAT, strategy="summarize", trigger_token_budget="0")
+    at = page(PLAYGROUND, chat=CHAT, strategy="summarize", trigger_token_budget="0")
     at.run()
     at.sidebar.radio(key="ctx.backend").set_value("OpenAI-compatible endpoint").run()
     at.sidebar.text_input(key="ctx.base_url").input(fake_openai.base_url).run()
@@ -268,7 +268,7 @@ def test_after_a_fault_the_next_press_succeeds_and_shows_the_summary(
 
 
 def test_the_secrets_sample_shows_masked_spans_per_rule_next_to_the_transcript() -> None:
-    at = page("app.py", chat="secrets_in_tool_outputs", strategy="summarize")
+    at = page(PLAYGROUND, chat="secrets_in_tool_outputs", strategy="summarize")
     at.run()
     at.sidebar.slider(key=next(s.key for s in at.sidebar.slider if "trigger" in s.key)).set_value(0)
     at.session_state["pg-tabs"] = "Summarizer request"  # tabs are lazy: open the request tab

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import streamlit as st
 
@@ -59,7 +59,16 @@ UPLOAD = "ctx.upload"
 URL_DONE = "ctx.url_restored"
 # Widget keys whose values must survive a page switch (Streamlit drops the state of widgets a
 # page does not draw; re-assigning a key makes it plain session state for one more run).
-PERSISTENT = (SOURCE, SAMPLE, MODEL, STRATEGY, PASTE)
+PERSISTENT = (
+    SOURCE,
+    SAMPLE,
+    MODEL,
+    STRATEGY,
+    PASTE,
+    "ctx.backend",
+    "ctx.base_url",
+    "ctx.sum_model",
+)
 RESERVED_QUERY = ("chat", "strategy", "model")
 SOURCES = ("Sample", "Upload", "Paste")
 
@@ -438,30 +447,6 @@ def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
         return None
 
 
-class Configured(NamedTuple):
-    """What the sidebar set up for a page: the workspace, parameter values and the strategy."""
-
-    ws: Workspace
-    values: dict[str, Any]
-    strategy: Strategy
-
-
-def configured_strategy() -> Configured:
-    """The sidebar's chat and strategy, kept in the URL; stops the page when either is missing.
-
-    The sidebar and the error explaining what is missing are shown before stopping.
-    """
-    ws = sidebar()
-    if ws is None:
-        st.stop()
-    values = strategy_params(ws)
-    strategy = build_or_error(ws.strategy_cls.name, values)
-    if strategy is None:
-        st.stop()
-    sync_url(ws, strategy.name, values)
-    return Configured(ws, dict(values), strategy)
-
-
 def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:
     """Parameter values as URL strings (roles comma-joined; unset values left out)."""
     out: dict[str, str] = {}
@@ -477,8 +462,14 @@ def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def sync_url(ws: Workspace, strategy: str, values: Mapping[str, Any]) -> None:
-    """Write chat, model, strategy and parameters to the URL (only when they changed).
+def sync_url(
+    ws: Workspace,
+    strategy: str,
+    values: Mapping[str, Any],
+    extra: Mapping[str, str] | None = None,
+) -> None:
+    """Write chat, model, strategy, parameters and a page's ``extra`` entries to the URL (only
+    when they changed).
 
     Long text parameters (a prompt) stay out of the URL to keep links short.
     """
@@ -490,6 +481,7 @@ def sync_url(ws: Workspace, strategy: str, values: Mapping[str, Any]) -> None:
     for key, text in params_to_query(values).items():
         if len(text) <= 200:
             wanted[key] = text
+    wanted.update(extra or {})
     if st.query_params.to_dict() != wanted:
         st.query_params.from_dict(wanted)
 
@@ -504,3 +496,17 @@ def api_key_default() -> str:
 
 
 ProgressCallback = Callable[[int, int], None]
+
+_RUN = "ctx.run"
+
+
+def new_run_scope() -> None:
+    """Start this run's scratch space (the router does, before drawing anything)."""
+    st.session_state[_RUN] = {}
+
+
+def run_scope() -> dict[str, Any]:
+    """Values computed at most once per script run (the summarizer backend, the page's URL
+    entries); emptied by :func:`new_run_scope` at the start of every run."""
+    scope: dict[str, Any] = st.session_state.setdefault(_RUN, {})
+    return scope

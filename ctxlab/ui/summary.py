@@ -18,7 +18,7 @@ import streamlit as st
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
-from ctxlab.ui.session import Workspace, api_key_default
+from ctxlab.ui.session import Workspace, api_key_default, run_scope
 
 __all__ = [
     "PLACEHOLDER",
@@ -65,10 +65,23 @@ class PreviewSummarizer:
         return SummaryResponse(PLACEHOLDER, 0, 0, self.model or "preview")
 
 
-def summarizer_panel(cls: type[Strategy]) -> Backend | None:
-    """Sidebar controls of the summarizer backend; None when ``cls`` does not summarize."""
-    if not cls.uses_summarizer:
+def summarizer_panel(cls: type[Strategy] | None) -> Backend | None:
+    """Sidebar controls of the summarizer backend; None when ``cls`` does not summarize.
+
+    With ``cls`` None the controls are drawn whatever the strategy (a page that may run a
+    summarizing configuration of its own). They are drawn at most once per run; later calls
+    get the same backend.
+    """
+    if cls is not None and not cls.uses_summarizer:
         return None
+    scope = run_scope()
+    if "backend" not in scope:
+        scope["backend"] = _draw_backend()
+    backend: Backend = scope["backend"]
+    return backend
+
+
+def _draw_backend() -> Backend:
     from ctxlab import summarizers
 
     side = st.sidebar
