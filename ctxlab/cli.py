@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TextIO
 from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
 from ctxlab.formats import FORMATS, load_chat, messages_to_openai
 from ctxlab.model import Message
+from ctxlab.pricing import format_usd
 from ctxlab.rounds import Round
 from ctxlab.strategies import (
     Decision,
@@ -294,10 +295,6 @@ def _value_text(value: Any) -> str:
 _REPLAY_HEAD = 10  # rows shown at each end of a long replay
 
 
-def _money(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.4f}"
-
-
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.replay import replay
 
@@ -326,8 +323,8 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
                 f"{row.tokens_sent:,}",
                 f"{row.messages_sent:,}",
                 str(row.summarizer_calls) if row.summarizer_calls else "",
-                _money(row.call_cost),
-                _money(row.cumulative_cost),
+                format_usd(row.call_cost),
+                format_usd(row.cumulative_cost),
             ]
         )
     if len(rows) > 1:
@@ -345,8 +342,8 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
     print(
-        f"cost: {_money(result.total_cost)} with {strategy.name}, "
-        f"{_money(result.total_cost_untrimmed)} untrimmed",
+        f"cost: {format_usd(result.total_cost)} with {strategy.name}, "
+        f"{format_usd(result.total_cost_untrimmed)} untrimmed",
         file=out,
     )
     for warning in result.warnings:

@@ -36,6 +36,7 @@ __all__ = [
     "PRICES_SOURCE",
     "ModelPrice",
     "PriceTable",
+    "format_usd",
     "normalize_model_name",
 ]
 
@@ -105,6 +106,31 @@ class ModelPrice:
             + cached_input_tokens * cached_price
             + output_tokens * self.output_per_mtok
         ) / _MTOK
+
+
+def format_usd(value: float | None, *, signed: bool = False) -> str:
+    """US dollars as people write them: ``$0.0454``, ``-$0.0454``, ``$1,327,818.70``.
+
+    Amounts under a dollar keep four decimals (a call costs fractions of a cent), larger ones
+    two. ``signed`` writes ``+`` before a positive amount (a difference); None is ``n/a``.
+
+    >>> [format_usd(v) for v in (0.04537, -0.0454, 1327818.6957, 0, None)]
+    ['$0.0454', '-$0.0454', '$1,327,818.70', '$0.00', 'n/a']
+    >>> format_usd(0.5, signed=True)
+    '+$0.5000'
+    """
+    if value is None:
+        return "n/a"
+    if not math.isfinite(value):
+        return "n/a"
+    size = abs(value)
+    if size == 0:
+        return "$0.00"
+    digits = f"{size:,.4f}" if size < 1 else f"{size:,.2f}"
+    if digits.strip("0.,") == "":  # rounds to zero at four decimals: say how small
+        digits = f"{size:.10f}".rstrip("0")
+    sign = "-" if value < 0 else "+" if signed else ""
+    return f"{sign}${digits}"
 
 
 # A dated snapshot or alias suffix: gpt-4o-2024-08-06, gpt-4-0613, o3-2025-04-16, ...-latest.

@@ -27,6 +27,7 @@ from ctxlab.insights import (
     word_diff,
 )
 from ctxlab.model import Message
+from ctxlab.pricing import format_usd
 from ctxlab.strategies import Strategy
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
@@ -265,7 +266,7 @@ def render_resummarization_guard(
         return
     text = f"Re-summarization loop: {guard.risk.suggestion}"
     if summarizer_calls is not None:
-        cost = "n/a" if summary_cost is None else f"${summary_cost:,.4f}"
+        cost = format_usd(summary_cost)
         text += f" Over this replay: {summarizer_calls:,} summarizer calls costing {cost}."
     st.warning(text)
     change = ", ".join(f"{name} = {value:,}" for name, value in guard.changes.items())

@@ -18,7 +18,7 @@ import streamlit as st
 from ctxlab.counted import CountedChat
 from ctxlab.formats import messages_to_openai
 from ctxlab.model import Message
-from ctxlab.pricing import DEFAULT_PRICES
+from ctxlab.pricing import DEFAULT_PRICES, format_usd
 from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, Strategy, TrimResult, parameters
 from ctxlab.strategies.registry import current_params
@@ -68,12 +68,6 @@ def call_cost(model: str, input_tokens: int) -> float | None:
     return DEFAULT_PRICES.cost(model, input_tokens, 0)
 
 
-def _money(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
-
-
 def render_metrics(result: TrimResult, model: str) -> None:
     """Tokens before -> after, saved %, decision counts and the estimated cost per call."""
     before, after = result.tokens_before, result.tokens_after
@@ -87,8 +81,10 @@ def render_metrics(result: TrimResult, model: str) -> None:
     cost, full = call_cost(model, after), call_cost(model, before)
     cols[2].metric(
         "Input cost per call",
-        _money(cost),
-        None if cost is None or full is None else f"{cost - full:+.4f} $ vs untrimmed",
+        format_usd(cost),
+        None
+        if cost is None or full is None or cost == full
+        else f"{format_usd(cost - full, signed=True)} vs untrimmed",
         delta_color="inverse",
         help=f"{model} list price (ctxlab.pricing, as of {DEFAULT_PRICES.as_of}); input only.",
     )

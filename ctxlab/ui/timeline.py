@@ -7,6 +7,7 @@ import streamlit as st
 
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.insights import fact_retention
+from ctxlab.pricing import format_usd
 from ctxlab.replay import Replay, replay
 from ctxlab.strategies import Decision, Strategy
 from ctxlab.ui import figures, insights_view
@@ -73,10 +74,6 @@ def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Re
     return result
 
 
-def _money(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.4f}"
-
-
 def summary_cost(rep: Replay) -> float | None:
     """USD of all summarizer calls of the replay; None when one of them has no price."""
     total = 0.0
@@ -107,7 +104,7 @@ def render_cache(rep: Replay) -> None:
         f"{cached / rep.tokens_sent * 100:.1f}% of sent" if rep.tokens_sent else None,
         delta_color="off",
     )
-    cols[2].metric("Cumulative cost with prompt cache", _money(rep.total_cost_with_cache))
+    cols[2].metric("Cumulative cost with prompt cache", format_usd(rep.total_cost_with_cache))
     st.plotly_chart(
         figures.cache_figure(
             [r.turn for r in rep.rows],
@@ -169,8 +166,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     cols[2].metric("Saved", f"{rep.saved_fraction * 100:.1f}%")
     cols[3].metric("Summarizer calls", f"{rep.summarizer_calls:,}")
     left, right = st.columns(2)
-    left.metric("Cumulative cost (trimmed)", _money(rep.total_cost))
-    right.metric("Cumulative cost (untrimmed)", _money(rep.total_cost_untrimmed))
+    left.metric("Cumulative cost (trimmed)", format_usd(rep.total_cost))
+    right.metric("Cumulative cost (untrimmed)", format_usd(rep.total_cost_untrimmed))
     n = len(rep)
     turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
     rows = rep.rows_as_dicts()
