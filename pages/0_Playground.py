@@ -31,7 +31,13 @@ insights_view.render_resummarization_guard(
     apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
     key="pg-guard",
 )
-render.render_round_map(ws.counted, result, title="Round map (width = tokens)")
+render.render_system_prompt_note(ws.counted, result, strategy)
+render.render_round_map(
+    ws.counted,
+    result,
+    title="Round map (width = tokens; hover a block to see why)",
+    strategy=strategy,
+)
 names = [
     "Messages",
     "Problems",

@@ -94,7 +94,7 @@ def test_changing_a_parameter_writes_it_to_the_url_and_never_a_key() -> None:
     slider.set_value(slider.min).run()
     query = {k: at.query_params[k] for k in at.query_params}
     assert str(query["budget"]).strip("[]'") == str(int(slider.min))
-    assert set(query) <= {"chat", "strategy", "model", "budget"}
+    assert set(query) <= {"chat", "strategy", "model", "budget", "keep_system"}
 
 
 def test_hostile_content_is_shown_as_inert_text() -> None:
@@ -175,3 +175,29 @@ def test_the_router_opens_the_playground_with_the_shared_sidebar() -> None:
     assert not at.exception
     assert any(t.value == "Playground" for t in at.title)
     assert any(".budget@" in s.key for s in at.sidebar.slider)
+
+
+def test_the_decision_filter_shows_every_decision_after_a_strategy_switch() -> None:
+    at = page(PLAYGROUND, chat="coding_agent_session", strategy="window-drop")
+    at.run()
+    table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
+    table_filter.set_value(["kept"]).run()
+    assert not at.exception
+    at.sidebar.selectbox(key="ctx.strategy").set_value("summarize").run()
+    assert not at.exception
+    table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
+    assert set(table_filter.value) >= {"kept", "summarized", "pinned"}
+    n = len(at.session_state["ctx.chat"].messages)
+    assert any(c.value == f"{n:,} of {n:,} messages" for c in at.caption)
+
+
+def test_dropping_the_system_prompt_is_said_and_keep_system_pins_it() -> None:
+    at = page(PLAYGROUND, chat="coding_agent_session", strategy="window-drop")
+    at.run()
+    notes = [w.value for w in at.warning if "system prompt is dropped" in w.value]
+    assert notes and "Keep the system prompt" in notes[0]
+    toggle = next(t for t in at.sidebar.toggle if ".keep_system@" in t.key)
+    toggle.set_value(True).run()
+    assert not at.exception
+    assert not any("system prompt is dropped" in w.value for w in at.warning)
+    assert any(m.label == "Pinned" and m.value == "1" for m in at.metric)

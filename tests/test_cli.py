@@ -88,7 +88,7 @@ def test_trim_reports_dropped_and_kept_rounds_and_saved_tokens(
     assert code == 0, err
     assert "dropped" in out and "kept" in out
     assert "tokens: " in out and " -> " in out and "saved" in out
-    assert "strategy: window-drop (budget=600)" in out
+    assert "strategy: window-drop (budget=600, keep_system=False)" in out
 
 
 def test_trim_rounds_flag_prints_one_line_per_round(

@@ -5,8 +5,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from chatgen import chats
+from hypothesis import given, settings
 
 from ctxlab.errors import ParameterError, UnknownNameError
+from ctxlab.model import Message
 from ctxlab.strategies import build_strategy, get_strategy_class, parameters, strategy_names
 from ctxlab.strategies.base import ParamSpec, Strategy
 from ctxlab.strategies.registry import current_params, with_params
@@ -76,3 +79,26 @@ def test_defaults_round_trip_through_current_params(name: str) -> None:
     assert build_strategy(name, current_params(strategy)) == strategy
     assert with_params(strategy, {}) == strategy
     assert strategy.title and strategy.summary
+
+
+@pytest.mark.parametrize("name", strategy_names())
+@settings(max_examples=30, deadline=None)
+@given(chat=chats(min_turns=1, max_turns=6))
+def test_every_round_of_every_strategy_says_why_starting_with_its_decision(
+    name: str, chat: tuple[Message, ...]
+) -> None:
+    from ctxlab.strategies.base import round_decisions
+    from ctxlab.summarizers import OfflineSummarizer
+    from ctxlab.tokens import get_counter
+
+    counter = get_counter("gpt-4o")
+    counted = counter.counted(chat)
+    strategy = get_strategy_class(name).suggested(counted)
+    result = strategy.apply(chat, counter, OfflineSummarizer())
+    for k in range(len(counted.starts)):
+        why = strategy.explain_round(counted, result, k)
+        present = {d.value for d in round_decisions(counted, result, k)}
+        first = why.split(":", 1)[0].split(" ")[0]
+        assert first in present or (first == "mixed" and len(present) > 1), why
+        for part in why.split("; "):
+            assert part.split(":", 1)[0].split(" ")[0] in present | {"mixed"}, why

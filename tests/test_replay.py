@@ -69,6 +69,15 @@ def test_window_drop_replay_equals_applying_it_to_every_prefix(
     assert rows_of(replay(chat, strategy, counter)) == oracle_rows(chat, strategy, counter)
 
 
+@given(chat=chats(max_turns=8), data=st.data())
+def test_window_drop_keeping_the_system_prompt_replays_like_the_oracle(
+    chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    budget = data.draw(budgets(counter.count_messages(chat)))
+    strategy = WindowDrop(budget=budget, keep_system=True)
+    assert rows_of(replay(chat, strategy, counter)) == oracle_rows(chat, strategy, counter)
+
+
 @given(
     chat=chats(max_turns=8),
     window=st.integers(0, 12),
@@ -477,7 +486,9 @@ def test_described_projections_give_the_cache_prefix_of_materialized_contexts(
     cls = get_strategy_class(name)
     strategy = cls.suggested(counter.counted(chat))
     if name == "window-drop":
-        strategy = WindowDrop(budget=data.draw(budgets(total)))
+        strategy = WindowDrop(
+            budget=data.draw(budgets(total)), keep_system=data.draw(st.booleans())
+        )
     elif name == "sliding-window":
         strategy = SlidingWindow(window=data.draw(st.integers(1, 6)))
     result = replay(chat, strategy, counter, exact_limit=0)

@@ -79,7 +79,7 @@ def test_each_decision_gets_its_own_colour(counter: TokenCounter) -> None:
     counted = counter.counted(chat)
     result = build_strategy("sliding-window", {"window": 4}).apply(chat, counter)
     fig = figures.round_map_figure(counted, result.decisions)
-    colours = {trace.name: trace.marker.color for trace in fig.data}
+    colours = {trace.legendgroup: trace.marker.color for trace in fig.data}
     assert colours["pinned"] == figures.DECISION_COLOURS["pinned"]
     assert colours["dropped"] == figures.DECISION_COLOURS["dropped"]
     assert len(set(figures.DECISION_COLOURS.values())) == len(figures.DECISION_COLOURS)
@@ -169,3 +169,23 @@ def test_highlighted_html_lets_no_chat_markup_through(text: str, markers: list[s
     assert set(tags) <= {"<span>", "</span>", "<mark>", "</mark>"}
     assert out.count("<mark>") == len(MARKER_PATTERN.findall(hostile))
     assert "\u202e" not in out  # direction overrides are shown as escapes
+
+
+def test_the_legend_explains_every_colour_and_the_hover_says_why(counter: TokenCounter) -> None:
+    chat = example_chat()
+    counted = counter.counted(chat)
+    strategy = build_strategy("sliding-window", {"window": 3})
+    result = strategy.apply(chat, counter)
+    fig = figures.round_map_figure(
+        counted,
+        result.decisions,
+        explain=lambda k: strategy.explain_round(counted, result, k),
+    )
+    names = {trace.legendgroup: trace.name for trace in fig.data}
+    assert set(names) <= set(figures.DECISION_LEGEND)
+    assert all(names[k] == figures.DECISION_LEGEND[k] for k in names)
+    assert "hover" in figures.DECISION_LEGEND["mixed"]
+    hovers = [h for trace in fig.data for h in trace.customdata]
+    assert any("dropped: older than the last 3 non-system messages" in h for h in hovers)
+    mixed = [h for trace in fig.data if trace.legendgroup == "mixed" for h in trace.customdata]
+    assert all("mixed: " in h and " kept" in h for h in mixed)

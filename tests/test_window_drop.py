@@ -101,3 +101,85 @@ def test_project_equals_apply_on_the_prefix(
         applied = strategy.apply(chat[:stop], counter)
         assert projection.messages_sent == len(applied.messages)
         assert projection.tokens_sent == applied.tokens_after
+
+
+def oracle_keep_system(
+    chat: tuple[Message, ...], budget: int, counter: TokenCounter
+) -> tuple[Message, ...]:
+    """Brute force: the leading system messages, then the longest fitting suffix of the rounds."""
+    pinned = 0
+    while pinned < len(chat) and chat[pinned].role.is_instruction:
+        pinned += 1
+    head = chat[:pinned]
+    if pinned == len(chat):
+        return head
+    starts = sorted({max(r.start, pinned) for r in split_rounds(chat)} - {len(chat)})
+    for start in starts:  # longest first
+        if counter.count_messages(head + chat[start:]) <= budget:
+            return head + chat[start:]
+    return head + chat[starts[-1] :]
+
+
+@given(chat_and_budget(), st.data())
+def test_keep_system_pins_the_system_prompt_and_fits_the_rest(
+    case: tuple[tuple[Message, ...], int], data: st.DataObject
+) -> None:
+    from ctxlab.tokens import get_counter
+
+    counter = get_counter("gpt-4o")
+    chat, budget = case
+    strategy = WindowDrop(budget, keep_system=True)
+    result = strategy.apply(chat, counter)
+    assert result.messages == oracle_keep_system(chat, budget, counter)
+    assert result.tokens_after == counter.count_messages(result.messages)
+    lead = 0
+    while lead < len(chat) and chat[lead].role.is_instruction:
+        lead += 1
+    assert all(result.decisions[m.id] is Decision.PINNED for m in chat[:lead])
+    counted = counter.counted(chat)
+    for stop in {0, len(chat), data.draw(st.integers(0, len(chat)))}:
+        projection = strategy.project(counted, stop, counter)
+        applied = strategy.apply(chat[:stop], counter)
+        assert projection.messages_sent == len(applied.messages)
+        assert projection.tokens_sent == applied.tokens_after
+
+
+def test_keep_system_changes_only_the_system_prompt_decision(counter: TokenCounter) -> None:
+    chat = (
+        system("be brief " * 30, "s"),
+        user("first question " * 20, "u1"),
+        assistant("first answer " * 20, "a1"),
+        user("second", "u2"),
+        assistant("second answer", "a2"),
+    )
+    budget = counter.count_messages(chat[3:]) + counter.count_messages(chat[:1])
+    plain = WindowDrop(budget).apply(chat, counter)
+    pinned = WindowDrop(budget, keep_system=True).apply(chat, counter)
+    assert plain.decisions["s"] is Decision.DROPPED
+    assert pinned.decisions["s"] is Decision.PINNED
+    assert [m.id for m in pinned.messages] == ["s", "u2", "a2"]
+
+
+def test_every_round_says_why_with_the_numbers_that_decided(counter: TokenCounter) -> None:
+    chat = (
+        system("be brief", "s"),
+        user("first question " * 20, "u1"),
+        assistant("first answer " * 20, "a1"),
+        user("second", "u2"),
+        assistant("second answer", "a2"),
+    )
+    budget = counter.count_messages(chat[3:])
+    strategy = WindowDrop(budget)
+    result = strategy.apply(chat, counter)
+    counted = counter.counted(chat)
+    dropped = strategy.explain_round(counted, result, 1)
+    needs = counter.count_messages(chat[1:])
+    assert dropped == (
+        f"dropped: keeping it (and every newer round) needs {needs:,} tokens with the "
+        f"{budget:,}-token budget"
+    )
+    assert strategy.explain_round(counted, result, 2).startswith("kept: ")
+    pinned = WindowDrop(budget, keep_system=True)
+    assert pinned.explain_round(counted, pinned.apply(chat, counter), 0).startswith(
+        "pinned: the leading system prompt"
+    )

@@ -30,8 +30,11 @@ __all__ = [
     "Strategy",
     "TrimResult",
     "check_params",
+    "describe_round",
     "nice_fraction",
     "param",
+    "reasons_for",
+    "round_decisions",
     "suffix_decisions",
 ]
 
@@ -199,6 +202,41 @@ def suffix_decisions(
     return decisions
 
 
+def round_decisions(chat: CountedChat, result: TrimResult, index: int) -> dict[Decision, int]:
+    """How many messages of round ``index`` got each decision (only decisions present)."""
+    start = chat.starts[index]
+    stop = chat.starts[index + 1] if index + 1 < len(chat.starts) else len(chat)
+    out: dict[Decision, int] = {}
+    decisions = result.decisions
+    for message_id in chat.ids[start:stop]:
+        decision = decisions.get(message_id, Decision.KEPT)
+        out[decision] = out.get(decision, 0) + 1
+    return out
+
+
+def describe_round(chat: CountedChat, result: TrimResult, index: int, by: str) -> str:
+    """``"dropped: 3 messages by Window drop"``, or each decision's share for a mixed round."""
+    counts = round_decisions(chat, result, index)
+    if len(counts) == 1:
+        decision, n = next(iter(counts.items()))
+        return f"{decision.value}: {n:,} message{'s' if n != 1 else ''}, by {by}"
+    parts = ", ".join(f"{n:,} {d.value}" for d, n in counts.items())
+    return f"mixed: {parts}, by {by}"
+
+
+def reasons_for(
+    chat: CountedChat, result: TrimResult, index: int, phrases: Mapping[Decision, str], by: str
+) -> str:
+    """The phrase of every decision present in round ``index``, joined with "; ".
+
+    A decision without a phrase falls back to :func:`describe_round`.
+    """
+    counts = round_decisions(chat, result, index)
+    if any(d not in phrases for d in counts):
+        return describe_round(chat, result, index, by)
+    return "; ".join(phrases[d] for d in Decision if d in counts)
+
+
 class Strategy:
     """Base class of strategies. Subclasses are frozen dataclasses registered by name.
 
@@ -207,6 +245,8 @@ class Strategy:
         title: human name; ``summary``: one sentence for pickers; ``explanation``: a paragraph
             for the Learn page and help text.
         uses_summarizer: the strategy calls a summarizer (the UI shows the backend controls).
+        system_prompt_hint: what to change so the strategy keeps the system prompt, shown
+            when it drops one ("" when it never does).
     """
 
     name: ClassVar[str]
@@ -214,6 +254,7 @@ class Strategy:
     summary: ClassVar[str]
     explanation: ClassVar[str] = ""
     uses_summarizer: ClassVar[bool] = False
+    system_prompt_hint: ClassVar[str] = ""
 
     def apply(
         self,
@@ -231,6 +272,15 @@ class Strategy:
         """
         result = self.apply(chat.messages[:stop], counter)
         return Projection(len(result.messages), result.tokens_after)
+
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        """One sentence on why round ``index`` of ``chat`` got its decisions in ``result``
+        (``result`` is this strategy applied to ``chat.messages``): the round map's hover.
+
+        It starts with the decision ("dropped: ..."). The default names the decisions only;
+        strategies override it with the numbers that decided.
+        """
+        return describe_round(chat, result, index, self.title)
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:

@@ -27,6 +27,7 @@ from ctxlab.strategies.base import (
     check_params,
     nice_fraction,
     param,
+    reasons_for,
 )
 from ctxlab.strategies.registry import register
 
@@ -326,6 +327,20 @@ class ClearToolResults(Strategy):
             warnings=warnings,
             strategy=self.name,
         )
+
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        total, trigger = result.tokens_before, self.trigger_tokens
+        over = f"the context's {total:,} tokens are over the {trigger:,}-token trigger"
+        phrases = {
+            Decision.CLEARED: f"cleared: {over}, and these tool results are older than the "
+            f"last {self.keep_tool_results:,}: a placeholder replaces them",
+            Decision.KEPT: f"kept: the context's {total:,} tokens are at or under the "
+            f"{trigger:,}-token trigger"
+            if total <= trigger
+            else "kept: no tool result here is older than the last "
+            f"{self.keep_tool_results:,} (or its tool is excluded)",
+        }
+        return reasons_for(chat, result, index, phrases, self.title)
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         index = self._index(chat, counter)

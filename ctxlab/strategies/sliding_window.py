@@ -20,6 +20,7 @@ from ctxlab.strategies.base import (
     TrimResult,
     check_params,
     param,
+    reasons_for,
     suffix_decisions,
 )
 from ctxlab.strategies.registry import register
@@ -112,6 +113,21 @@ class SlidingWindow(Strategy):
             tokens_after=self.project(chat, n, counter).tokens_sent,
             strategy=self.name,
         )
+
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        count, _ = chat.instruction_prefix()
+        non_system = len(chat) - count[len(chat)]
+        under = non_system < self.trigger
+        phrases = {
+            Decision.PINNED: "pinned: system messages are always sent",
+            Decision.DROPPED: f"dropped: older than the last {self.window:,} non-system messages "
+            f"(the chat has {non_system:,}, reaching the trigger of {self.trigger:,})",
+            Decision.KEPT: f"kept: the chat has {non_system:,} non-system messages, under the "
+            f"trigger of {self.trigger:,}"
+            if under
+            else f"kept: among the last {self.window:,} non-system messages",
+        }
+        return reasons_for(chat, result, index, phrases, self.title)
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         count, tokens = chat.instruction_prefix()

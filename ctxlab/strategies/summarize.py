@@ -45,6 +45,7 @@ from ctxlab.strategies.base import (
     check_params,
     nice_fraction,
     param,
+    reasons_for,
 )
 from ctxlab.strategies.registry import register
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
@@ -538,6 +539,21 @@ class Summarize(Strategy):
         request = _request_for(plan, self.options, summarizer.model)
         result = _compact(plan, request, summarizer, counter, self.options)
         return replace(result, warnings=(*notes, *result.warnings))
+
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        total, trigger = result.tokens_before, self.options.trigger_token_budget
+        keep = self.options.keep_recent_messages
+        phrases = {
+            Decision.PINNED: "pinned: the leading system prompt is never summarized",
+            Decision.SUMMARIZED: f"summarized: the chat's {total:,} tokens are over the "
+            f"{trigger:,}-token trigger, and these messages are older than the last {keep:,} "
+            "kept verbatim",
+            Decision.KEPT: f"kept: the chat's {total:,} tokens are at or under the "
+            f"{trigger:,}-token trigger"
+            if total <= trigger
+            else f"kept verbatim: among the last {keep:,} messages",
+        }
+        return reasons_for(chat, result, index, phrases, self.title)
 
     def request_preview(
         self, messages: Sequence[Message], counter: TokenCounter, model: str | None = None

@@ -25,6 +25,7 @@ from ctxlab.strategies.base import (
     check_params,
     nice_fraction,
     param,
+    reasons_for,
 )
 from ctxlab.strategies.registry import register
 
@@ -115,6 +116,9 @@ class TrimLast(Strategy):
         "'start on user' it can keep a tool result whose call was dropped, which APIs reject."
     )
     order: ClassVar[int] = 50
+    system_prompt_hint: ClassVar[str] = (
+        "Turn on “Keep the system prompt” to pin a system prompt that is the first message."
+    )
 
     max_tokens: int = param(
         8000,
@@ -215,6 +219,17 @@ class TrimLast(Strategy):
             warnings=tuple(warnings),
             strategy=self.name,
         )
+
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        limit = f"{self.max_tokens:,}-token limit"
+        phrases = {
+            Decision.PINNED: "pinned: the system prompt is always sent (include_system)",
+            Decision.DROPPED: f"dropped: the newer messages already fill the {limit}"
+            + (", or the kept part must start on a user message" if self.start_on_user else ""),
+            Decision.KEPT: f"kept: among the newest messages that fit the {limit} "
+            f"({result.tokens_after:,} tokens sent)",
+        }
+        return reasons_for(chat, result, index, phrases, self.title)
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         plan = self._plan(chat, stop)

@@ -28,16 +28,29 @@ if TYPE_CHECKING:
 __all__ = ["WindowDrop"]
 
 
-def _first_fitting_round(chat: CountedChat, stop: int, rounds: int, budget: int) -> int:
-    """Smallest round k < rounds whose suffix ``[starts[k], stop)`` fits, else ``rounds - 1``.
+def _first_fitting_round(
+    chat: CountedChat, stop: int, rounds: int, budget: int, floor: int = 0
+) -> int:
+    """Smallest round k < rounds whose suffix ``[max(starts[k], floor), stop)`` fits, else
+    ``rounds - 1``.
 
     Suffix totals only shrink as k grows, so this is a binary search over the prefix sums.
+    ``floor`` is where droppable messages begin (after a pinned system prompt).
     """
     prefix = chat.prefix
     # tokens(starts[k], stop) <= budget  <=>  prefix[starts[k]] >= prefix[stop] + priming - budget
     threshold = prefix[stop] + chat.reply_priming - budget
-    k = bisect_left(chat.starts, threshold, 0, rounds, key=lambda s: prefix[s])
+    k = bisect_left(chat.starts, threshold, 0, rounds, key=lambda s: prefix[max(s, floor)])
     return min(k, rounds - 1)
+
+
+def _leading_instructions(chat: CountedChat, stop: int) -> int:
+    """How many messages at the start of ``chat.messages[:stop]`` are system/developer ones."""
+    count, _ = chat.instruction_prefix()
+    n = 0
+    while n < stop and count[n + 1] == n + 1:
+        n += 1
+    return n
 
 
 @register
@@ -49,6 +62,10 @@ class WindowDrop(Strategy):
     trimmed); a tool result shares its round with the call, so pairs are never split; system
     messages are ordinary messages here and may be dropped. A projection: raising the budget
     restores history. O(log rounds) with cached counts, plus O(n) to list the decisions.
+
+    With ``keep_system`` (off by default, as in the seed) the leading system/developer messages
+    are pinned: always sent and counted against the budget, so only what follows them is
+    dropped.
     """
 
     name: ClassVar[str] = "window-drop"
@@ -61,6 +78,10 @@ class WindowDrop(Strategy):
         "old rounds back. The newest round is always kept, even when it alone is over budget."
     )
     order: ClassVar[int] = 10
+    system_prompt_hint: ClassVar[str] = (
+        "Turn on “Keep the system prompt” to pin it: it is then always sent and counted in the "
+        "budget."
+    )
 
     budget: int = param(
         8000,
@@ -70,9 +91,28 @@ class WindowDrop(Strategy):
         step=100,
         unit="tokens",
     )
+    keep_system: bool = param(
+        False,
+        label="Keep the system prompt",
+        help="Pin the leading system/developer messages: always sent, counted in the budget. "
+        "Off (the seed's behaviour): the system prompt is dropped with the oldest round.",
+    )
 
     def __post_init__(self) -> None:
         check_params(self)
+
+    def _cut(self, chat: CountedChat, stop: int) -> tuple[int, int]:
+        """``(pinned, cut)``: the first ``pinned`` messages are pinned, ``[cut, stop)`` is kept."""
+        pinned = _leading_instructions(chat, stop) if self.keep_system else 0
+        rounds = chat.rounds_in_prefix(stop)
+        if rounds == 0 or pinned == stop:
+            return pinned, stop if rounds == 0 else pinned
+        pinned_tokens = chat.prefix[pinned]
+        k = _first_fitting_round(chat, stop, rounds, self.budget - pinned_tokens, floor=pinned)
+        return pinned, max(chat.starts[k], pinned)
+
+    def _sent_tokens(self, chat: CountedChat, pinned: int, cut: int, stop: int) -> int:
+        return chat.prefix[pinned] + chat.tokens(cut, stop)
 
     def apply(
         self,
@@ -84,31 +124,62 @@ class WindowDrop(Strategy):
         n = len(chat)
         if n == 0:
             return TrimResult((), {}, chat.total, chat.total, strategy=self.name)
-        rounds = len(chat.starts)
-        k = _first_fitting_round(chat, n, rounds, self.budget)
-        cut = chat.starts[k]
-        after = chat.tokens(cut, n)
+        pinned, cut = self._cut(chat, n)
+        after = self._sent_tokens(chat, pinned, cut, n)
         warnings: tuple[str, ...] = ()
-        if after > self.budget:
+        if after > self.budget and cut < n:
             warnings = (
-                f"The most recent round alone is {after:,} tokens, over the budget of "
-                f"{self.budget:,}: it is kept anyway, since nothing more can be trimmed.",
+                f"The most recent round alone is {after:,} tokens"
+                + (" with the pinned system prompt" if pinned else "")
+                + f", over the budget of {self.budget:,}: it is kept anyway, since nothing more "
+                "can be trimmed.",
             )
+        decisions = suffix_decisions(chat.ids, cut, before=Decision.DROPPED)
+        decisions.update(dict.fromkeys(chat.ids[:pinned], Decision.PINNED))
         return TrimResult(
-            messages=chat.messages[cut:],
-            decisions=suffix_decisions(chat.ids, cut, before=Decision.DROPPED),
+            messages=(*chat.messages[:pinned], *chat.messages[cut:]),
+            decisions=decisions,
             tokens_before=chat.total,
             tokens_after=after,
             warnings=warnings,
             strategy=self.name,
         )
 
+    def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
+        n = len(chat)
+        start = chat.starts[index]
+        stop = chat.starts[index + 1] if index + 1 < len(chat.starts) else n
+        pinned, cut = self._cut(chat, n)
+        if stop <= pinned:
+            return "pinned: the leading system prompt, sent whatever the budget (keep_system)"
+        if stop <= cut:
+            needs = self._sent_tokens(chat, pinned, max(start, pinned), n)
+            return (
+                f"dropped: keeping it (and every newer round) needs {needs:,} tokens with the "
+                f"{self.budget:,}-token budget"
+            )
+        sent = self._sent_tokens(chat, pinned, cut, n)
+        if sent > self.budget and cut == chat.starts[-1]:
+            return (
+                f"kept: the newest round is always sent, even though it needs {sent:,} tokens "
+                f"with the {self.budget:,}-token budget"
+            )
+        return (
+            f"kept: the rounds from here to the newest need {sent:,} of the {self.budget:,} "
+            "budget tokens"
+        )
+
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
-        rounds = chat.rounds_in_prefix(stop)
-        if rounds == 0:
+        if chat.rounds_in_prefix(stop) == 0:
             return Projection(0, chat.reply_priming, start=stop, end=stop)
-        cut = chat.starts[_first_fitting_round(chat, stop, rounds, self.budget)]
-        return Projection(stop - cut, chat.tokens(cut, stop), start=cut, end=stop)
+        pinned, cut = self._cut(chat, stop)
+        return Projection(
+            pinned + stop - cut,
+            self._sent_tokens(chat, pinned, cut, stop),
+            start=cut,
+            end=stop,
+            pinned=pinned,
+        )
 
     @classmethod
     def suggested(cls, chat: CountedChat) -> Self:

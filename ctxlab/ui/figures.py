@@ -9,7 +9,7 @@ line never holds more than :data:`MAX_POINTS` points. Chat text reaches a figure
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -21,6 +21,7 @@ from ctxlab.ui.text import hover_safe
 
 __all__ = [
     "DECISION_COLOURS",
+    "DECISION_LEGEND",
     "FONT_SIZE",
     "MAX_BLOCKS",
     "MAX_POINTS",
@@ -51,6 +52,16 @@ DECISION_COLOURS: Mapping[str, str] = {
     MIXED: "#f2c94c",
 }
 
+DECISION_LEGEND: Mapping[str, str] = {
+    Decision.KEPT.value: "kept",
+    Decision.PINNED.value: "pinned (always sent)",
+    Decision.CLEARED.value: "cleared (placeholder sent)",
+    Decision.SUMMARIZED.value: "summarized (folded into the summary)",
+    Decision.DROPPED.value: "dropped (not sent)",
+    MIXED: "mixed (messages with different decisions; hover for the split)",
+}
+"""Legend text per colour: every colour a chart uses says what it means."""
+
 
 @dataclass(frozen=True, slots=True)
 class RoundBlock:
@@ -67,6 +78,7 @@ class RoundBlock:
     decision: str
     roles: tuple[tuple[str, int], ...]
     preview: str
+    decisions: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -89,8 +101,10 @@ def _layout(fig: go.Figure, *, title: str | None, height: int) -> go.Figure:
 
 def _merge(blocks: Sequence[RoundBlock]) -> RoundBlock:
     roles: Counter[str] = Counter()
+    split: Counter[str] = Counter()
     for b in blocks:
         roles.update(dict(b.roles))
+        split.update(dict(b.decisions))
     decisions = {b.decision for b in blocks}
     first, last = blocks[0], blocks[-1]
     return RoundBlock(
@@ -102,6 +116,7 @@ def _merge(blocks: Sequence[RoundBlock]) -> RoundBlock:
         decision=decisions.pop() if len(decisions) == 1 else MIXED,
         roles=tuple(sorted(roles.items())),
         preview=first.preview,
+        decisions=tuple(sorted(split.items())),
     )
 
 
@@ -119,14 +134,22 @@ def round_blocks(
     stops = (*starts[1:], len(messages))
     blocks: list[RoundBlock] = []
     for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
-        seen = {decisions.get(messages[i].id, Decision.KEPT) for i in range(a, b)}
-        decision = seen.pop().value if len(seen) == 1 else MIXED
+        split = Counter(decisions.get(messages[i].id, Decision.KEPT).value for i in range(a, b))
+        decision = next(iter(split)) if len(split) == 1 else MIXED
         roles = Counter(messages[i].role.value for i in range(a, b))
         lead = next((messages[i] for i in range(a, b) if messages[i].role.value == "user"), None)
         preview = (lead or messages[a]).preview(100)
         blocks.append(
             RoundBlock(
-                k, k, a, b, sum(counts[a:b]), decision, tuple(sorted(roles.items())), preview
+                k,
+                k,
+                a,
+                b,
+                sum(counts[a:b]),
+                decision,
+                tuple(sorted(roles.items())),
+                preview,
+                tuple(sorted(split.items())),
             )
         )
     if len(blocks) <= max_blocks:
@@ -144,11 +167,19 @@ def round_blocks(
     return [_merge(merged[i : i + size]) for i in range(0, len(merged), size)]
 
 
-def _hover(block: RoundBlock) -> str:
+def _hover(block: RoundBlock, why: str | None = None) -> str:
     roles = ", ".join(f"{n} {role}" for role, n in block.roles)
     messages = f"messages {block.start}–{block.stop - 1}"
+    decision = block.decision
+    if decision == MIXED:
+        decision = "mixed: " + ", ".join(f"{n:,} {d}" for d, n in block.decisions)
+    reason = ""
+    if why:
+        # the reason of the block's newest round (a binned block spans several)
+        prefix = "" if block.first == block.last else f"round {block.last}: "
+        reason = f"<br><i>{hover_safe(prefix + why)}</i>"
     return (
-        f"<b>{block.label}</b> · {block.decision}<br>{messages} · {block.tokens:,} tokens"
+        f"<b>{block.label}</b> · {decision}{reason}<br>{messages} · {block.tokens:,} tokens"
         f"<br>{roles}<br>{hover_safe(block.preview)}"
     )
 
@@ -160,11 +191,13 @@ def round_map_figure(
     title: str | None = None,
     max_blocks: int = MAX_BLOCKS,
     height: int = 190,
+    explain: Callable[[int], str] | None = None,
 ) -> go.Figure:
     """One horizontal strip: a block per round, width = tokens, colour = decision.
 
-    Hover shows the round(s), decision, message range, tokens, role counts and an escaped
-    preview of the round's user message.
+    Hover shows the round(s), decision (the split of a mixed block), why (``explain(round)``,
+    the strategy's sentence for the block's newest round), message range, tokens, role counts
+    and an escaped preview of the round's user message.
     """
     blocks = round_blocks(chat, decisions, max_blocks)
     fig = go.Figure()
@@ -179,13 +212,14 @@ def round_map_figure(
             continue
         fig.add_trace(
             go.Bar(
-                name=decision,
+                name=DECISION_LEGEND[decision],
+                legendgroup=decision,
                 orientation="h",
                 y=["rounds"] * len(picked),
                 x=[max(b.tokens, 1) for b, _ in picked],
                 base=[o for _, o in picked],
                 marker={"color": colour, "line": {"color": "white", "width": 1}},
-                customdata=[_hover(b) for b, _ in picked],
+                customdata=[_hover(b, explain(b.last) if explain else None) for b, _ in picked],
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )

@@ -7,6 +7,7 @@ after :func:`ctxlab.ui.text.visible`; Markdown is used for text this module writ
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "context_json",
     "decisions_csv",
     "disagreement_frame",
+    "dropped_instructions",
     "message_frame",
     "positions",
     "redaction_markers",
@@ -47,6 +49,7 @@ __all__ = [
     "render_problems",
     "render_round_map",
     "render_summary_request",
+    "render_system_prompt_note",
 ]
 
 CONTEXT_VIEW_MESSAGES = 60
@@ -96,10 +99,48 @@ def render_metrics(result: TrimResult, model: str) -> None:
 
 
 def render_round_map(
-    counted: CountedChat, result: TrimResult, *, title: str | None = None, key: str = "map"
+    counted: CountedChat,
+    result: TrimResult,
+    *,
+    title: str | None = None,
+    key: str = "map",
+    strategy: Strategy | None = None,
 ) -> None:
+    """The round map; with ``strategy``, each block's hover says why it got its decision."""
+    explain = None
+    if strategy is not None:
+        explain = functools.partial(strategy.explain_round, counted, result)
     st.plotly_chart(
-        figures.round_map_figure(counted, result.decisions, title=title), key=key, width="stretch"
+        figures.round_map_figure(counted, result.decisions, title=title, explain=explain),
+        key=key,
+        width="stretch",
+    )
+
+
+def dropped_instructions(counted: CountedChat, result: TrimResult) -> list[int]:
+    """Positions of the system/developer messages the result does not send."""
+    decisions = result.decisions
+    return [
+        i
+        for i in counted.instruction_positions()
+        if not decisions.get(counted.messages[i].id, Decision.KEPT).is_sent
+        and decisions.get(counted.messages[i].id) is not Decision.SUMMARIZED
+    ]
+
+
+def render_system_prompt_note(counted: CountedChat, result: TrimResult, strategy: Strategy) -> None:
+    """A visible note when the strategy drops a system prompt, and what that means."""
+    dropped = dropped_instructions(counted, result)
+    if not dropped:
+        return
+    where = ", ".join(f"#{i}" for i in dropped[:5]) + (" …" if len(dropped) > 5 else "")
+    tokens = sum(counted.counts[i] for i in dropped)
+    noun = "system prompt is" if len(dropped) == 1 else f"{len(dropped)} system messages are"
+    st.warning(
+        f"The {noun} dropped (message {where}, {tokens:,} tokens): the model answers without "
+        "its instructions (its role, rules and tool guidance). "
+        + (strategy.system_prompt_hint or ""),
+        icon=":material/warning:",
     )
 
 
@@ -172,7 +213,11 @@ def render_message_table(
     if flagged:
         frame["problems"] = [", ".join(flagged.get(m.id, ())) for m in counted.messages]
     present = [d for d in _DECISION_ORDER if d in set(frame["decision"])]
-    shown = st.multiselect("Show decisions", present, default=present, key="table-filter")
+    # Keyed by the decisions present: another strategy (or parameter) that produces other
+    # decisions starts from showing them all, instead of a stale selection hiding the new ones.
+    shown = st.multiselect(
+        "Show decisions", present, default=present, key=f"table-filter.{'.'.join(present)}"
+    )
     view = frame[frame["decision"].isin(shown)] if len(shown) < len(present) else frame
     st.caption(f"{len(view):,} of {len(frame):,} messages")
     st.dataframe(view, hide_index=True, height=420, width="stretch")

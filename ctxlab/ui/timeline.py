@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -218,7 +220,15 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     # A message missing from the call's decisions was folded into an earlier summary.
     decisions = {m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages}
     st.plotly_chart(
-        figures.round_map_figure(prefix, decisions, title=f"Round map at turn {turn}"),
+        figures.round_map_figure(
+            prefix,
+            decisions,
+            title=f"Round map at turn {turn}",
+            # a projection's context is the strategy applied to the prefix: it can say why
+            explain=None
+            if context.replace or strategy.uses_summarizer
+            else functools.partial(strategy.explain_round, prefix, context),
+        ),
         key="replay-map",
         width="stretch",
     )
