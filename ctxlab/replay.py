@@ -114,6 +114,10 @@ class ReplayRow:
     cached_tokens: int | None = None
     call_cost_with_cache: float | None = None
     cumulative_cost_with_cache: float | None = None
+    # The fair baseline: the untrimmed chat also gets the cache. Each untrimmed call repeats
+    # the whole previous call, so its cached part is every message the previous call sent.
+    call_cost_untrimmed_with_cache: float | None = None
+    cumulative_cost_untrimmed_with_cache: float | None = None
 
     @property
     def tokens_saved(self) -> int:
@@ -185,6 +189,11 @@ class Replay:
     @property
     def total_cost_with_cache(self) -> float | None:
         return self.rows[-1].cumulative_cost_with_cache if self.rows else 0.0
+
+    @property
+    def total_cost_untrimmed_with_cache(self) -> float | None:
+        """The untrimmed chat's cost when every call is cached up to the previous call."""
+        return self.rows[-1].cumulative_cost_untrimmed_with_cache if self.rows else 0.0
 
     def cache_break_turns(self) -> list[int]:
         """Calls whose cacheable prefix is shorter than the previous call's messages.
@@ -386,6 +395,8 @@ class _Costing:
         self.cumulative: float | None = 0.0 if price is not None else None
         self.cumulative_untrimmed: float | None = self.cumulative
         self.cumulative_cached: float | None = self.cumulative
+        self.cumulative_untrimmed_cached: float | None = self.cumulative
+        self.previous_index = 0  # the message count the previous untrimmed call sent
 
     def row(
         self,
@@ -431,6 +442,13 @@ class _Costing:
             self.cumulative_cached = None
         elif self.cumulative_cached is not None:
             self.cumulative_cached += cost_cached + (summary_cost or 0.0)
+        untrimmed_cached = cached_input_tokens(chat.prefix[self.previous_index])
+        self.previous_index = index
+        cost_untrimmed_cached = None
+        if price is not None:
+            cost_untrimmed_cached = price.cost(untrimmed, output, min(untrimmed_cached, untrimmed))
+            if self.cumulative_untrimmed_cached is not None:
+                self.cumulative_untrimmed_cached += cost_untrimmed_cached
         return ReplayRow(
             turn=turn,
             message_index=index,
@@ -451,6 +469,8 @@ class _Costing:
             cached_tokens=cached,
             call_cost_with_cache=cost_cached,
             cumulative_cost_with_cache=self.cumulative_cached,
+            call_cost_untrimmed_with_cache=cost_untrimmed_cached,
+            cumulative_cost_untrimmed_with_cache=self.cumulative_untrimmed_cached,
         )
 
 

@@ -49,3 +49,13 @@ def test_on_the_10k_chat_fact_retention_waits_until_asked() -> None:
     toggle.set_value(True).run()
     assert not at.exception
     assert any(c.value.startswith("Fact retention at turn") for c in at.caption)
+
+
+def test_replay_shows_the_untrimmed_baseline_with_prompt_cache() -> None:
+    at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    assert not at.exception
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Session cost (untrimmed, with prompt cache)"].startswith("$")
+    chart = next(c for c in at.get("plotly_chart") if "Cumulative cost" in c.proto.spec)
+    assert "untrimmed, with prompt cache" in chart.proto.spec

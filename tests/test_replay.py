@@ -552,3 +552,30 @@ def test_summarize_replay_lineage_links_each_summary_to_the_previous(
     assert all(entry.covers for entry in lineage)
     folded = [i for c in result.compactions for i in c.folded_ids]
     assert len(folded) == len(set(folded)) and folded[0] == "u0"
+
+
+def test_the_untrimmed_baseline_with_prompt_cache_is_what_no_trimming_costs_with_it(
+    counter: TokenCounter,
+) -> None:
+    from ctxlab.insights import cached_input_tokens
+    from ctxlab.pricing import DEFAULT_PRICES
+
+    chat = growing_chat(12, words=300)
+    untouched = replay(chat, WindowDrop(budget=10**9), counter, model="gpt-4o")
+    # nothing is trimmed: the trimmed session with cache is the untrimmed one with cache
+    assert untouched.total_cost_untrimmed_with_cache == pytest.approx(
+        untouched.total_cost_with_cache
+    )
+    price = DEFAULT_PRICES.get("gpt-4o")
+    assert price is not None
+    counted = counter.counted(chat)
+    previous, expected = 0, 0.0
+    for row in untouched.rows:
+        cached = cached_input_tokens(counted.prefix[previous])
+        expected += price.cost(row.tokens_untrimmed, row.output_tokens, cached)
+        previous = row.message_index
+    assert untouched.total_cost_untrimmed_with_cache == pytest.approx(expected)
+    trimmed = replay(chat, WindowDrop(budget=2000), counter, model="gpt-4o")
+    assert trimmed.total_cost_untrimmed_with_cache == pytest.approx(expected)
+    assert trimmed.total_cost_untrimmed is not None
+    assert expected < trimmed.total_cost_untrimmed

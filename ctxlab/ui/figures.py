@@ -361,26 +361,34 @@ def replay_cost_figure(
     untrimmed: Sequence[float],
     *,
     cached: Sequence[float] | None = None,
+    untrimmed_cached: Sequence[float] | None = None,
     height: int = 380,
 ) -> go.Figure:
-    """Cumulative cost (USD) of the calls by turn: untrimmed, trimmed, and trimmed with the
-    provider's prompt-cache price when ``cached`` is given."""
+    """Cumulative cost (USD) of the calls by turn: untrimmed, trimmed, and, when given, both
+    with the provider's prompt-cache price (the fair baseline: the untrimmed chat caches too).
+
+    Solid lines pay full price; dashed lines get the cache.
+    """
     idx = sample_points(len(turns))
     fig = go.Figure()
-    series: list[tuple[str, Sequence[float], str]] = [
-        ("untrimmed", untrimmed, DECISION_COLOURS["dropped"]),
-        ("trimmed", trimmed, DECISION_COLOURS["kept"]),
+    series: list[tuple[str, Sequence[float], str, str]] = [
+        ("untrimmed", untrimmed, DECISION_COLOURS["dropped"], "solid"),
+        ("trimmed", trimmed, DECISION_COLOURS["kept"], "solid"),
     ]
+    if untrimmed_cached is not None:
+        series.append(
+            ("untrimmed, with prompt cache", untrimmed_cached, "#616161", "dash"),
+        )
     if cached is not None:
-        series.append(("trimmed, with prompt cache", cached, DECISION_COLOURS["pinned"]))
-    for name, values, colour in series:
+        series.append(("trimmed, with prompt cache", cached, DECISION_COLOURS["pinned"], "dash"))
+    for name, values, colour, dash in series:
         fig.add_trace(
             go.Scatter(
                 name=name,
                 x=[turns[i] for i in idx],
                 y=[values[i] for i in idx],
                 mode="lines",
-                line={"color": colour, "width": 3},
+                line={"color": colour, "width": 3, "dash": dash},
             )
         )
     fig.update_xaxes(title_text="assistant turn")

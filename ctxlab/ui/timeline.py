@@ -106,7 +106,16 @@ def render_cache(rep: Replay) -> None:
         f"{cached / rep.tokens_sent * 100:.1f}% of sent" if rep.tokens_sent else None,
         delta_color="off",
     )
-    cols[2].metric("Cumulative cost with prompt cache", format_usd(rep.total_cost_with_cache))
+    saving = (
+        None
+        if rep.total_cost is None or rep.total_cost_with_cache is None
+        else rep.total_cost - rep.total_cost_with_cache
+    )
+    cols[2].metric(
+        "Saved by the prompt cache",
+        format_usd(saving),
+        help="Trimmed session cost at full input price minus the same with the cached price.",
+    )
     st.plotly_chart(
         figures.cache_figure(
             [r.turn for r in rep.rows],
@@ -167,9 +176,18 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     )
     cols[2].metric("Saved", f"{rep.saved_fraction * 100:.1f}%")
     cols[3].metric("Summarizer calls", f"{rep.summarizer_calls:,}")
-    left, right = st.columns(2)
-    left.metric("Cumulative cost (trimmed)", format_usd(rep.total_cost))
-    right.metric("Cumulative cost (untrimmed)", format_usd(rep.total_cost_untrimmed))
+    costs_row = st.columns(4)
+    costs_row[0].metric("Session cost (trimmed)", format_usd(rep.total_cost))
+    costs_row[1].metric("Session cost (untrimmed)", format_usd(rep.total_cost_untrimmed))
+    costs_row[2].metric(
+        "Session cost (trimmed, with prompt cache)", format_usd(rep.total_cost_with_cache)
+    )
+    costs_row[3].metric(
+        "Session cost (untrimmed, with prompt cache)",
+        format_usd(rep.total_cost_untrimmed_with_cache),
+        help="The fair baseline: without trimming, every call repeats the previous one word for "
+        "word, so the provider bills all of it but the new messages at the cached price.",
+    )
     n = len(rep)
     turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
     rows = rep.rows_as_dicts()
@@ -184,9 +202,18 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             if rep.total_cost_with_cache is not None
             else None
         )
+        untrimmed_cached = (
+            [r.cumulative_cost_untrimmed_with_cache or 0.0 for r in rep.rows]
+            if rep.total_cost_untrimmed_with_cache is not None
+            else None
+        )
         st.plotly_chart(
             figures.replay_cost_figure(
-                [r.turn for r in rep.rows], costs, untrimmed, cached=with_cache
+                [r.turn for r in rep.rows],
+                costs,
+                untrimmed,
+                cached=with_cache,
+                untrimmed_cached=untrimmed_cached,
             ),
             key="replay-cost",
             width="stretch",
