@@ -11,7 +11,41 @@ def test_learn_page_runs_every_example() -> None:
     at = page("pages/4_Learn.py")
     at.run()
     assert not at.exception
-    assert len(at.main.header) == 4
+    headers = [h.value for h in at.main.header]
+    assert len(headers) == 9
+    for topic in (
+        "Tokens",
+        "round",
+        "rewrite",
+        "Tool calls",
+        "system prompt",
+        "Trim last",
+        "Prompt caching",
+        "redaction",
+        "Your own chat",
+    ):
+        assert any(topic in h for h in headers), topic
+    # every chart has a title
+    for chart in at.get("plotly_chart"):
+        assert '"title":{"text":' in chart.proto.spec.replace(" ", "")
+
+
+def test_projection_and_replacement_are_said_in_words() -> None:
+    at = page("pages/4_Learn.py")
+    at.run()
+    body = " ".join(m.value for m in at.markdown)
+    assert "Projection" in body and "Replacement" in body
+    assert not any("replace=" in c.value for c in at.caption)
+
+
+def test_problem_positions_are_the_tables_positions() -> None:
+    at = page("pages/4_Learn.py")
+    at.run()
+    # a window of 6 messages starts on the tool result #8 of the table (its call #6 dropped)
+    at.slider(key="learn-window").set_value(6).run()
+    errors = [e.value for e in at.error]
+    assert any("message #" in e for e in errors)
+    assert not any("messages[" in e for e in errors)
 
 
 def test_sliding_window_orphan_is_flagged_and_window_drop_is_clean() -> None:
