@@ -11,11 +11,11 @@ from ctxlab.formats import FORMATS
 from ctxlab.model import Message
 from ctxlab.replay import replay
 from ctxlab.strategies import Decision, Strategy, TrimResult, build_strategy, get_strategy_class
+from ctxlab.summarizers import OfflineSummarizer
 from ctxlab.tokens import get_counter
 from ctxlab.ui import figures, render
 from ctxlab.ui.examples import FAKE_KEY, example_chat
 from ctxlab.ui.shell import shared
-from ctxlab.ui.summary import PreviewSummarizer
 from ctxlab.ui.text import visible
 from ctxlab.ui.timeline import CACHE_EXPLANATION
 from ctxlab.validate import validate
@@ -133,11 +133,11 @@ st.caption(
     f"{len(chat)} messages: move the slider right and the dropped rounds come back."
 )
 keep_recent = st.slider("Summarize: messages kept verbatim", 1, len(chat) - 2, 4, key="learn-keep")
-preview = PreviewSummarizer()
+offline = OfflineSummarizer()
 summarizing = build_strategy(
     "summarize", {"trigger_token_budget": 1, "keep_recent_messages": keep_recent}
 )
-summarized = summarizing.apply(chat, counter, preview)
+summarized = summarizing.apply(chat, counter, offline)
 left, right = st.columns(2)
 with left:
     st.markdown(f"**The history before** ({len(chat)} messages)")
@@ -282,7 +282,7 @@ st.markdown(
     "above holds a planted fake key in a tool output; here is the exact summarizer request."
 )
 st.info(summarizing.explanation)
-request = summarized.summary_request or (preview.requests[-1] if preview.requests else None)
+request = summarized.summary_request
 render.render_summary_request(request, counter)
 if request is not None:
     leaked = FAKE_KEY in str(request.body())

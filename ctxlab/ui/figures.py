@@ -226,7 +226,14 @@ def round_map_figure(
     fig.update_layout(barmode="overlay", bargap=0.15)
     fig.update_yaxes(visible=False)
     fig.update_xaxes(title_text="tokens (cumulative, oldest → newest)")
-    return _layout(fig, title=title, height=height)
+    _layout(fig, title=title, height=height)
+    # The legend goes under the strip: above it, long entries wrap into the title.
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0},
+        margin={"b": 100},
+        height=height + 80,
+    )
+    return fig
 
 
 def sample_points(n: int, limit: int = MAX_POINTS) -> list[int]:

@@ -139,6 +139,7 @@ def shared() -> Shared:
     found: Shared | None = getattr(_LOCAL, "shared", None)
     if found is not None:
         return found
+    _leave_legacy_page_mode()
     begin_run()
     drawn = draw_shared()
     if drawn is None:
@@ -157,6 +158,23 @@ def switch_to(path: str) -> None:
         st.switch_page(path)
     except StreamlitAPIException:
         # A page run on its own (AppTest) has no navigation to switch within: stay, rerun.
+        st.rerun()
+
+
+def _leave_legacy_page_mode() -> None:
+    """Hand a page run by Streamlit's legacy multipage mode over to the router.
+
+    Streamlit decides once per server process, at its first session, whether the app uses the
+    legacy ``pages/`` folder; it switches to ``st.navigation`` only when the router runs. When the
+    server's very first request opens a page URL (``/Learn``), that page runs alone, listed beside
+    an "app" entry. Turning the legacy mode off and rerunning runs the router instead, which
+    draws the same page.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if PagesManager.uses_pages_directory and get_script_run_ctx() is not None:
+        PagesManager.uses_pages_directory = False
         st.rerun()
 
 
