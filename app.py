@@ -11,7 +11,7 @@ import streamlit as st
 
 from ctxlab.ui import shell
 
-st.set_page_config(page_title="ctxlab", page_icon="✂️", layout="wide")
+st.set_page_config(page_icon="✂️", layout="wide")  # each page titles its own tab
 
 page = shell.navigation()
 shell.begin_run()

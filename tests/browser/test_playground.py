@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, Page, expect
 from ctxlab.strategies import get_strategy_class
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-ROUND_MAP_TITLE = "Round map (width = tokens)"
+ROUND_MAP_TITLE = "Round map (width = tokens"
 BUDGET = "Token budget"
 SCREENSHOT_VIEWPORT = {"width": 1600, "height": 1100}
 

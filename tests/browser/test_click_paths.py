@@ -1,0 +1,80 @@
+"""Issue 11 in a real browser: the natural click path tells the same truth as a shared link.
+
+Every test here moves between pages by clicking the page list in the sidebar, as a user does,
+never by opening a page URL (except where a test compares the clicked page with the same page
+opened by URL).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+from browser_support import EXCEPTION, metric_value, open_app, rerun_after, wait_for_app
+from playwright.sync_api import Page, expect
+
+PAGES = ("Compare", "Replay", "Tune", "Learn", "Playground")
+QUERY = "chat=coding_agent_session&model=gpt-4o&strategy=window-drop&budget=12000"
+HEADLINE = ("Tokens sent", "Saved", "Messages sent", "Kept", "Dropped", "Pinned")
+
+
+def go_to(page: Page, name: str) -> None:
+    """Click ``name`` in the sidebar's page list and wait for that page to finish."""
+    link = page.locator("[data-testid='stSidebarNav'] a").filter(has_text=name).first
+    rerun_after(page, link.click)
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def query_of(page: Page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def headline(page: Page) -> dict[str, str]:
+    return {label: metric_value(page, label) for label in HEADLINE}
+
+
+def keep_system_toggle(page: Page) -> None:
+    toggle = page.locator("[data-testid='stSidebar'] label").filter(
+        has_text="Keep the system prompt"
+    )
+    rerun_after(page, toggle.first.click)
+
+
+def test_settings_and_numbers_survive_a_tour_of_every_page(
+    streamlit_server: str, page: Page
+) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    keep_system_toggle(page)  # a setting changed by a click, not by the URL
+    settings, numbers = query_of(page), headline(page)
+    assert settings["budget"] == "12000" and settings["keep_system"] == "true"
+    assert numbers["Pinned"] == "1"
+    for name in PAGES:
+        go_to(page, name)
+        assert query_of(page) == settings, f"the settings changed on the way to {name}"
+    assert headline(page) == numbers
+    expect(page.get_by_role("heading", name="Playground")).to_be_visible()
+
+
+def test_a_clicked_replay_shows_what_the_same_link_shows(streamlit_server: str, page: Page) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    keep_system_toggle(page)
+    go_to(page, "Tune")  # a detour first: the state must survive more than one switch
+    go_to(page, "Replay")
+    labels = ("Calls", "Input tokens, all calls", "Session cost (trimmed)", "Summarizer calls")
+    clicked = {label: metric_value(page, label) for label in labels}
+    link = page.url
+    assert "/Replay?" in link and "keep_system=true" in link
+    fresh = page.context.new_page()
+    try:
+        fresh.goto(link, wait_until="domcontentloaded")
+        wait_for_app(fresh)
+        assert {label: metric_value(fresh, label) for label in labels} == clicked
+    finally:
+        fresh.close()
+
+
+def test_no_deploy_button_and_people_names_for_pages(streamlit_server: str, page: Page) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    names = page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()
+    assert [n.split("\n")[-1].strip() for n in names] == list(("Playground", *PAGES[:-1]))
+    expect(page.get_by_role("button", name="Deploy")).to_have_count(0)
+    assert page.title() == "Playground"
