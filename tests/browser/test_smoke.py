@@ -12,7 +12,7 @@ def test_playground_renders_its_heading_without_exception(
     streamlit_server: str, page: Page
 ) -> None:
     open_app(page, streamlit_server)
-    expect(page).to_have_title(re.compile(r"ctxlab"), timeout=30_000)
+    expect(page).to_have_title(re.compile(r"Playground"), timeout=30_000)
     expect(page.locator("h1").first).to_be_visible()
     expect(page.locator(EXCEPTION)).to_have_count(0)
 
