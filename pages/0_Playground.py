@@ -22,8 +22,9 @@ result, budget = outcome.result, render.budget_of(strategy)
 
 render.render_metrics(result, ws.model)
 problems = insights_view.render_provider_badges(
-    result.messages, key="pg", budget=budget, counter=ws.counter
+    result.messages, key="pg", budget=budget, counter=ws.counter, model=ws.model_info
 )
+insights_view.render_window_badge(result.tokens_after, ws.model_info)
 insights_view.render_resummarization_guard(
     strategy,
     ws.chat.messages,

@@ -27,6 +27,7 @@ from ctxlab.strategies.base import (
     check_params,
     nice_fraction,
     param,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 
@@ -348,5 +349,8 @@ class ClearToolResults(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        return cls(trigger_tokens=nice_fraction(chat.total, 0.5), keep_tool_results=3)
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        return cls(
+            trigger_tokens=token_default(nice_fraction(chat.total, 0.5), window),
+            keep_tool_results=3,
+        )

@@ -25,6 +25,7 @@ from ctxlab.strategies.base import (
     check_params,
     nice_fraction,
     param,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 
@@ -228,5 +229,5 @@ class TrimLast(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        return cls(max_tokens=nice_fraction(chat.total, 0.5))
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        return cls(max_tokens=token_default(nice_fraction(chat.total, 0.5), window))
