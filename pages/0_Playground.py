@@ -32,7 +32,13 @@ insights_view.render_resummarization_guard(
     apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
     key="pg-guard",
 )
-render.render_round_map(ws.counted, result, title="Round map (width = tokens)")
+render.render_round_map(
+    ws.counted,
+    result,
+    title="Round map (width = tokens)",
+    budget=budget,
+    window=ws.model_info,
+)
 names = [
     "Messages",
     "Problems",
@@ -78,7 +84,7 @@ if is_open("Lineage"):
             )
 if is_open("Context chart"):
     with tabs["Context chart"]:
-        render.render_context_chart(ws.counted, result, ws.counter, budget)
+        render.render_context_chart(ws.counted, result, ws.counter, budget, ws.model_info)
 if is_open("Summarizer request"):
     with tabs["Summarizer request"]:
         render.render_summary_request(outcome.request, ws.counter)

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.formats import messages_to_openai
 from ctxlab.model import Message
@@ -96,18 +97,31 @@ def render_metrics(result: TrimResult, model: str) -> None:
 
 
 def render_round_map(
-    counted: CountedChat, result: TrimResult, *, title: str | None = None, key: str = "map"
+    counted: CountedChat,
+    result: TrimResult,
+    *,
+    title: str | None = None,
+    key: str = "map",
+    budget: int | None = None,
+    window: ModelInfo | None = None,
 ) -> None:
-    st.plotly_chart(
-        figures.round_map_figure(counted, result.decisions, title=title), key=key, width="stretch"
+    fig = figures.round_map_figure(
+        counted, result.decisions, title=title, budget=budget, window=window
     )
+    st.plotly_chart(fig, key=key, width="stretch")
 
 
 def render_context_chart(
-    counted: CountedChat, result: TrimResult, counter: TokenCounter, budget: int | None
+    counted: CountedChat,
+    result: TrimResult,
+    counter: TokenCounter,
+    budget: int | None,
+    window: ModelInfo | None = None,
 ) -> None:
     sent = counter.counts(result.messages)
-    fig = figures.context_tokens_figure(counted.counts, sent, counted.reply_priming, budget)
+    fig = figures.context_tokens_figure(
+        counted.counts, sent, counted.reply_priming, budget, window=window
+    )
     st.plotly_chart(fig, key="context-chart", width="stretch")
 
 
