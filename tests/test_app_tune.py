@@ -31,7 +31,7 @@ def test_apply_sets_the_playground_parameter() -> None:
     at = page("pages/3_Tune.py", chat=SAMPLES[0], strategy="window-drop")
     at.run()
     assert not at.exception
-    pick = at.select_slider(key="tune-pick")
+    pick = next(s for s in at.select_slider if s.key.startswith("tune-pick"))
     chosen = pick.options[1]
     pick.set_value(float(chosen.replace(",", ""))).run()
     at.button[0].click().run()
