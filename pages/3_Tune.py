@@ -79,7 +79,7 @@ if summarizer is not None:
     st.caption("Summaries are placeholders here: the sweep never calls a summarizer.")
 
 integer = info.kind == "int"
-log = info.spec.unit == "tokens" and lo >= 1
+log = info.spec.unit == "tokens"
 values = candidate_values(lo, hi, steps, integer=integer, log=log)
 facts = insights_view.chat_facts(ws.counted)
 
@@ -118,7 +118,7 @@ st.plotly_chart(
         model=model,
         min_facts=min_facts,
         recommendation=rec,
-        log_x=log,
+        log_x=log and values[0] >= 1,
     ),
     key="tune-figure",
     width="stretch",

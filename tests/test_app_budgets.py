@@ -105,3 +105,10 @@ def test_the_model_picker_lists_catalog_models_by_provider_and_the_url_accepts_t
     assert "o200k_base (encoding only: no window)" in picker.options
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert "Window **200,000** tokens" in captions
+
+
+def test_a_dated_snapshot_in_the_url_opens_its_catalog_model() -> None:
+    at = page(PLAYGROUND, chat="coding_agent_session", model="gpt-4o-2024-08-06")
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox(key="ctx.model").value == "gpt-4o"
