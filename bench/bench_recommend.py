@@ -56,7 +56,8 @@ def main() -> None:
             strategy = suggested_for(cls, counted, model.input_room)
             rng = param_range(info, ChatScale.of(counted), window=model.context_window)
             log = info.spec.unit == "tokens"
-            values = candidate_values(rng.lo, rng.hi, args.steps, integer=True, log=log)
+            start = max(rng.lo, rng.hi // 100) if log else rng.lo  # as the Tune page starts
+            values = candidate_values(start, rng.hi, args.steps, integer=True, log=log)
             started = time.perf_counter()
             points = session_sweep(
                 messages,

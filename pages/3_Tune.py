@@ -44,11 +44,15 @@ name = cols[0].selectbox(
 info = numeric[name]
 window = model.context_window if model is not None else None
 rng = param_range(info, ChatScale.of(ws.counted), window=window)
+# Token values start at 1% of the range (below it a context holds about one message); the
+# range slider reaches down to the declared minimum.
+start = max(rng.lo, rng.hi / 100) if info.spec.unit == "tokens" else rng.lo
+start = int(start) if info.kind == "int" else start
 lo, hi = cols[1].slider(
     "Range",
     rng.lo,
     rng.hi,
-    (rng.lo, rng.hi),
+    (start, rng.hi),
     step=rng.step,
     key=f"tune-range.{name}.{ws.chat.slot}.{ws.model}",
 )
