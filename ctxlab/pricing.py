@@ -3,7 +3,8 @@
 Prices change often and differ by region, tier and contract: this table is a convenience, not a
 quote. Every figure is in US dollars per million tokens (input, cached input, output), copied
 from the providers' public list prices (OpenAI, Anthropic, DeepSeek, Google) for standard,
-non-batch, short-context use. Edit it: :meth:`PriceTable.with_price` adds or overrides a model,
+non-batch, short-context use, through the model catalog (:mod:`ctxlab.catalog`). Edit it:
+:meth:`PriceTable.with_price` adds or overrides a model,
 :meth:`PriceTable.from_csv` / :meth:`PriceTable.from_mapping` load your own figures, and
 :meth:`PriceTable.to_csv` writes the table out as a starting point.
 
@@ -22,11 +23,11 @@ from __future__ import annotations
 import csv
 import math
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from ctxlab.catalog import CATALOG, normalize_model_name
 from ctxlab.csvtext import csv_text
 from ctxlab.errors import ParameterError
 
@@ -40,12 +41,13 @@ __all__ = [
     "normalize_model_name",
 ]
 
-PRICES_AS_OF = "2026-11-29"
+PRICES_AS_OF = CATALOG.as_of
 PRICES_SOURCE = (
-    "Providers' public list prices (openai.com/api/pricing, anthropic.com/pricing, "
-    "api-docs.deepseek.com pricing, ai.google.dev pricing), standard tier, prompts under 200k "
-    "tokens, as known when this table was compiled (it was not fetched live). Prices change: "
-    "check the providers' pages and edit the table (PriceTable.with_price / from_csv)."
+    "The model catalog (ctxlab/data/models.toml): providers' public list prices, standard tier, "
+    "prompts under 200k tokens, as known when it was compiled (not fetched live); sources: "
+    + ", ".join(CATALOG.sources.values())
+    + ". Prices change: check the providers' pages and edit the table "
+    "(PriceTable.with_price / from_csv)."
 )
 
 _MTOK = 1_000_000
@@ -131,26 +133,6 @@ def format_usd(value: float | None, *, signed: bool = False) -> str:
         digits = f"{size:.10f}".rstrip("0")
     sign = "-" if value < 0 else "+" if signed else ""
     return f"{sign}${digits}"
-
-
-# A dated snapshot or alias suffix: gpt-4o-2024-08-06, gpt-4-0613, o3-2025-04-16, ...-latest.
-_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest|preview)$")
-
-
-def normalize_model_name(model: str) -> str:
-    """The table key for ``model``: lower case, no provider prefix, no dated-snapshot suffix.
-
-    >>> normalize_model_name("openai/GPT-4o-2024-08-06")
-    'gpt-4o'
-    >>> normalize_model_name("gpt-4-0613")
-    'gpt-4'
-    """
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    while True:
-        stripped = _SNAPSHOT.sub("", name)
-        if stripped == name or not stripped:
-            return name
-        name = stripped
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,38 +313,13 @@ def _price_from_fields(model: Any, row: Mapping[str, Any], where: str) -> ModelP
         raise ParameterError(f"{where}: {exc}") from None
 
 
-# USD per million tokens: (input, cached input, output). Standard tier, short prompts.
+# USD per million tokens: (input, cached input, output), from the model catalog; plus ctxlab's
+# OfflineSummarizer, which runs locally and is free.
 _DEFAULTS: tuple[ModelPrice, ...] = (
-    # OpenAI
-    ModelPrice("gpt-5", 1.25, 0.125, 10.00),
-    ModelPrice("gpt-5-mini", 0.25, 0.025, 2.00),
-    ModelPrice("gpt-5-nano", 0.05, 0.005, 0.40),
-    ModelPrice("gpt-4.1", 2.00, 0.50, 8.00),
-    ModelPrice("gpt-4.1-mini", 0.40, 0.10, 1.60),
-    ModelPrice("gpt-4.1-nano", 0.10, 0.025, 0.40),
-    ModelPrice("gpt-4o", 2.50, 1.25, 10.00),
-    ModelPrice("gpt-4o-mini", 0.15, 0.075, 0.60),
-    ModelPrice("o3", 2.00, 0.50, 8.00),
-    ModelPrice("o4-mini", 1.10, 0.275, 4.40),
-    ModelPrice("gpt-4-turbo", 10.00, None, 30.00),
-    ModelPrice("gpt-4", 30.00, None, 60.00),
-    ModelPrice("gpt-3.5-turbo", 0.50, None, 1.50),
-    # Anthropic (cached = cache read)
-    ModelPrice("claude-opus-4", 15.00, 1.50, 75.00),
-    ModelPrice("claude-opus-4-1", 15.00, 1.50, 75.00),
-    ModelPrice("claude-sonnet-4", 3.00, 0.30, 15.00),
-    ModelPrice("claude-sonnet-4-5", 3.00, 0.30, 15.00),
-    ModelPrice("claude-3-7-sonnet", 3.00, 0.30, 15.00),
-    ModelPrice("claude-haiku-4-5", 1.00, 0.10, 5.00),
-    ModelPrice("claude-3-5-haiku", 0.80, 0.08, 4.00),
-    # DeepSeek (cached = cache hit)
-    ModelPrice("deepseek-chat", 0.28, 0.028, 0.42),
-    ModelPrice("deepseek-reasoner", 0.28, 0.028, 0.42),
-    # Google (prompts <= 200k tokens)
-    ModelPrice("gemini-2.5-pro", 1.25, 0.125, 10.00),
-    ModelPrice("gemini-2.5-flash", 0.30, 0.03, 2.50),
-    ModelPrice("gemini-2.5-flash-lite", 0.10, 0.01, 0.40),
-    # ctxlab's OfflineSummarizer runs locally: free.
+    *(
+        ModelPrice(m.name, m.input_per_mtok, m.cached_input_per_mtok, m.output_per_mtok)
+        for m in CATALOG
+    ),
     ModelPrice("offline-extractive", 0.0, 0.0, 0.0),
 )
 

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 
+from ctxlab.catalog import CATALOG
 from ctxlab.counted import CountedChat
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
@@ -307,6 +308,10 @@ _COUNTERS_LOCK = threading.Lock()
 def get_counter(name: str = "gpt-4o") -> TokenCounter:
     """The shared counter for a model name (``gpt-4o``), an encoding (``o200k_base``) or ``approx``.
 
+    Every model of :data:`ctxlab.catalog.CATALOG` is accepted (its ``tokenizer`` field picks the
+    counter; snapshots such as ``gpt-4o-2024-08-06`` too), as is any model tiktoken maps to an
+    offline encoding.
+
     Counters are shared per name so their caches serve every caller.
 
     Raises:
@@ -326,6 +331,21 @@ def _make_counter(name: str) -> TokenCounter:
     if name in OFFLINE_ENCODINGS:
         accounting = ACCOUNTING_O200K if name == "o200k_base" else ACCOUNTING_CL100K
         return TiktokenCounter(name, load_encoding(name), accounting)
+    info = CATALOG.get(name)
+    if info is not None:
+        # The catalog says which counter counts the model (Anthropic, Gemini: approximate).
+        if not info.is_exact:
+            approx = ApproxCounter()
+            approx.label = f"{info.name} · approximate (characters / 4): no public tokenizer"
+            return approx
+        tiktoken_counter = TiktokenCounter(
+            # The snapshot's own accounting (gpt-3.5-turbo-0301 differs from gpt-3.5-turbo).
+            name,
+            load_encoding(info.tokenizer),
+            _accounting_for(name.strip().lower().rsplit("/", 1)[-1]),
+        )
+        tiktoken_counter.label = f"{name} · {info.tokenizer} (tiktoken)"
+        return tiktoken_counter
     try:
         encoding_name = tiktoken.encoding_name_for_model(name)
     except KeyError:

@@ -45,11 +45,13 @@ class Problem:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """What the rules read: the messages, plus the optional budget and counter."""
+    """What the rules read: the messages, plus the optional budget, counter and the model's
+    context window (tokens the model accepts per request)."""
 
     messages: Sequence[Message]
     budget: int | None = None
     counter: TokenCounter | None = None
+    window: int | None = None
 
     def where(self, i: int) -> str:
         """``messages[i] (role, id 'x')``: how problem texts name a message."""
@@ -110,6 +112,44 @@ def over_budget(ctx: Context) -> Iterator[Problem]:
             f"{tokens - ctx.budget:,}; trim more or raise the budget.",
             None,
         )
+
+
+def _over_window(code_text: str, wording: str) -> Rule:
+    """A rule: the context counts more tokens than the model's window; the provider's own error
+    ``wording`` (``{tokens}`` and ``{window}`` filled in, unformatted as the providers write
+    them)."""
+
+    def rule(ctx: Context) -> Iterator[Problem]:
+        if ctx.window is None or ctx.counter is None or not ctx.messages:
+            return
+        tokens = ctx.counter.count_messages(ctx.messages)
+        if tokens > ctx.window:
+            yield Problem(
+                "over-window",
+                "error",
+                None,
+                f"The context is {tokens:,} tokens, over the model's {ctx.window:,}-token "
+                f"context window by {tokens - ctx.window:,}: {code_text}; trim more.",
+                wording.format(tokens=tokens, window=ctx.window),
+            )
+
+    rule.__name__ = "over_window"
+    return rule
+
+
+openai_over_window = _over_window(
+    "OpenAI refuses it (context_length_exceeded)",
+    "This model's maximum context length is {window} tokens. However, your messages resulted "
+    "in {tokens} tokens. Please reduce the length of the messages.",
+)
+anthropic_over_window = _over_window(
+    "Anthropic refuses it (invalid_request_error)",
+    "prompt is too long: {tokens} tokens > {window} maximum",
+)
+gemini_over_window = _over_window(
+    "Gemini refuses it (INVALID_ARGUMENT)",
+    "The input token count ({tokens}) exceeds the maximum number of tokens allowed ({window}).",
+)
 
 
 # -- OpenAI Chat Completions ----------------------------------------------------------------
@@ -425,6 +465,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         duplicate_tool_call_ids,
         legacy_function_calls,
         over_budget,
+        openai_over_window,
     ),
     "anthropic": (
         empty_context,
@@ -434,6 +475,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         anthropic_tool_pairs,
         duplicate_tool_call_ids,
         over_budget,
+        anthropic_over_window,
     ),
     "gemini": (
         empty_context,
@@ -441,6 +483,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         gemini_system_on_top,
         gemini_function_pairs,
         over_budget,
+        gemini_over_window,
     ),
 }
 PROVIDERS: tuple[str, ...] = tuple(RULES)
@@ -452,6 +495,7 @@ def validate(
     budget: int | None = None,
     counter: TokenCounter | None = None,
     provider: str = "openai",
+    window: int | None = None,
 ) -> tuple[Problem, ...]:
     """The problems ``provider`` would have with ``messages`` sent as one request.
 
@@ -460,6 +504,8 @@ def validate(
         budget: token budget; with ``counter``, a context over it is an error.
         counter: counts ``messages`` for the budget check (reply priming included).
         provider: one of :data:`PROVIDERS`.
+        window: the model's context window (``ModelInfo.context_window``); with ``counter``, a
+            context over it is an error worded as ``provider`` words it.
 
     Returns:
         Problems in rule order, then message order; empty when the context is fine.
@@ -472,5 +518,5 @@ def validate(
         raise UnknownNameError(
             f"unknown provider {provider!r} for validation; available: {', '.join(PROVIDERS)}"
         )
-    ctx = Context(messages, budget, counter)
+    ctx = Context(messages, budget, counter, window)
     return tuple(problem for rule in rules for problem in rule(ctx))

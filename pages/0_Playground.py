@@ -22,8 +22,9 @@ result, budget = outcome.result, render.budget_of(strategy)
 
 render.render_metrics(result, ws.model)
 problems = insights_view.render_provider_badges(
-    result.messages, key="pg", budget=budget, counter=ws.counter
+    result.messages, key="pg", budget=budget, counter=ws.counter, model=ws.model_info
 )
+insights_view.render_window_badge(result.tokens_after, ws.model_info)
 insights_view.render_resummarization_guard(
     strategy,
     ws.chat.messages,
@@ -37,6 +38,8 @@ render.render_round_map(
     result,
     title="Round map (width = tokens; hover a block to see why)",
     strategy=strategy,
+    budget=budget,
+    window=ws.model_info,
 )
 names = [
     "Messages",
@@ -83,7 +86,7 @@ if is_open("Lineage"):
             )
 if is_open("Context chart"):
     with tabs["Context chart"]:
-        render.render_context_chart(ws.counted, result, ws.counter, budget)
+        render.render_context_chart(ws.counted, result, ws.counter, budget, ws.model_info)
 if is_open("Summarizer request"):
     with tabs["Summarizer request"]:
         render.render_summary_request(outcome.request, ws.counter)

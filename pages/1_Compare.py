@@ -36,7 +36,9 @@ for i, col in enumerate(st.columns(count)):
             continue
         label = f"{i + 1}: {name}"
         render.render_round_map(ws.counted, outcome.result, title=label, key=f"cmp{i}.map")
-        problems = insights_view.render_provider_badges(outcome.result.messages, key=f"cmp{i}")
+        problems = insights_view.render_provider_badges(
+            outcome.result.messages, key=f"cmp{i}", counter=ws.counter, model=ws.model_info
+        )
         retention = insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
         labelled.append((label, outcome.result))
         rows.append((label, outcome.result, problems, retention.percent if facts else None))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
@@ -55,3 +56,19 @@ def _walk(node: object) -> Iterator[object]:
     yield node
     for child in getattr(node, "children", {}).values():
         yield from _walk(child)
+
+
+def param_widget(at: AppTest, name: str, root: object = None) -> Any:
+    """The widget that holds parameter ``name``: a token parameter's number box, or a slider.
+
+    Keys are ``{namespace}p.{strategy}.{name}@{token}``; a token parameter's log slider and
+    presets add suffixes (``.scale``, ``.preset.N``) and are not returned.
+    """
+    import re
+
+    where: Any = root if root is not None else at.sidebar
+    pattern = re.compile(rf"\.{re.escape(name)}@\d+$")
+    for widget in [*where.number_input, *where.slider]:
+        if widget.key and pattern.search(widget.key):
+            return widget
+    raise LookupError(f"no widget for parameter {name!r}")

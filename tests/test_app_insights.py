@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_support import PLAYGROUND, ROOT, page, sample_names
+from app_support import PLAYGROUND, ROOT, page, param_widget, sample_names
 from streamlit.testing.v1 import AppTest
 
 from ctxlab.samples import sample_path
@@ -93,8 +93,8 @@ def test_lineage_tab_lists_the_compaction_chain_and_diffs_summaries() -> None:
 def test_export_of_the_app_state_run_as_a_script_gives_the_app_decisions(tmp_path: Path) -> None:
     at = page(PLAYGROUND, chat="support_function_calls", strategy="window-drop")
     at.run()
-    budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
-    budget.set_value(int(budget.max * 0.3) // budget.step * budget.step + budget.min).run()
+    budget = param_widget(at, "budget")
+    budget.set_value(int(budget.value * 0.6)).run()  # the suggestion is half the chat: 30%
     open_tab(at, "Messages")
     decisions = next(d.value for d in at.dataframe if "decision" in d.value.columns)
     expected = dict(zip(decisions["id"], decisions["decision"], strict=True))
@@ -122,14 +122,14 @@ def test_export_of_the_app_state_run_as_a_script_gives_the_app_decisions(tmp_pat
 def test_the_guard_warns_and_its_button_applies_the_suggested_trigger() -> None:
     at = page(PLAYGROUND, chat="coding_agent_session", strategy="summarize")
     at.run()
-    trigger = next(s for s in at.sidebar.slider if ".trigger_token_budget@" in s.key)
+    trigger = param_widget(at, "trigger_token_budget")
     trigger.set_value(trigger.min).run()
     assert not at.exception
     assert any("Re-summarization loop" in w.value for w in at.warning)
     button = at.button(key="pg-guard-apply")
     button.click().run()
     assert not at.exception
-    trigger = next(s for s in at.sidebar.slider if ".trigger_token_budget@" in s.key)
+    trigger = param_widget(at, "trigger_token_budget")
     assert trigger.value > trigger.min
     assert not any("Re-summarization loop" in w.value for w in at.warning)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import page, sample_names
+from app_support import page, param_widget, sample_names
 
 from ctxlab.strategies import strategy_names
 
@@ -33,7 +33,7 @@ def test_a_parameter_change_changes_the_replay() -> None:
     at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy="window-drop")
     at.run()
     before = next(m.value for m in at.metric if m.label == "Input tokens, all calls")
-    budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    budget = param_widget(at, "budget")
     budget.set_value(budget.max).run()
     assert not at.exception
     assert next(m.value for m in at.metric if m.label == "Input tokens, all calls") != before

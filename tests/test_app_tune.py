@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import page, sample_names
+from app_support import page, param_widget, sample_names
 
 from ctxlab.strategies import get_strategy_class, parameters, strategy_names
 
@@ -31,10 +31,10 @@ def test_apply_sets_the_playground_parameter() -> None:
     at = page("pages/3_Tune.py", chat=SAMPLES[0], strategy="window-drop")
     at.run()
     assert not at.exception
-    pick = at.select_slider(key="tune-pick")
+    pick = next(s for s in at.select_slider if s.key.startswith("tune-pick"))
     chosen = pick.options[1]
     pick.set_value(float(chosen.replace(",", ""))).run()
     at.button[0].click().run()
     assert not at.exception
-    budget = next(s for s in at.sidebar.slider if ".budget@" in s.key)
+    budget = param_widget(at, "budget")
     assert budget.value == int(float(chosen.replace(",", "")))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from app_support import PLAYGROUND, ROOT, page
+from app_support import PLAYGROUND, ROOT, page, param_widget
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
@@ -270,7 +270,7 @@ def test_after_a_fault_the_next_press_succeeds_and_shows_the_summary(
 def test_the_secrets_sample_shows_masked_spans_per_rule_next_to_the_transcript() -> None:
     at = page(PLAYGROUND, chat="secrets_in_tool_outputs", strategy="summarize")
     at.run()
-    at.sidebar.slider(key=next(s.key for s in at.sidebar.slider if "trigger" in s.key)).set_value(0)
+    param_widget(at, "trigger_token_budget").set_value(0)
     at.session_state["pg-tabs"] = "Summarizer request"  # tabs are lazy: open the request tab
     at.run()
     assert not at.exception

@@ -13,6 +13,8 @@ from ctxlab.strategies.base import (
     TrimResult,
     param,
     suffix_decisions,
+    suggested_for,
+    token_default,
 )
 from ctxlab.strategies.registry import (
     ParamInfo,
@@ -42,5 +44,7 @@ __all__ = [
     "register",
     "strategy_names",
     "suffix_decisions",
+    "suggested_for",
+    "token_default",
     "with_params",
 ]

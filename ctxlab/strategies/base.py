@@ -9,6 +9,7 @@ build widgets and flags: no strategy is special-cased outside its own module.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -36,6 +37,8 @@ __all__ = [
     "reasons_for",
     "round_decisions",
     "suffix_decisions",
+    "suggested_for",
+    "token_default",
 ]
 
 
@@ -193,6 +196,40 @@ def nice_fraction(total: int, fraction: float) -> int:
     return max(raw // scale * scale, 1)
 
 
+WINDOW_SHARE = 0.75
+"""The share of the model's input room a token parameter defaults to (see :func:`token_default`)."""
+
+
+def token_default(chat_based: int, window: int | None) -> int:
+    """A token parameter's default: ``chat_based``, capped at :data:`WINDOW_SHARE` of ``window``.
+
+    ``window`` is the tokens the model can take as a prompt (its context window minus room for
+    the reply: :attr:`ctxlab.catalog.ModelInfo.input_room`), None when no model is known. The
+    result never exceeds ``chat_based``, so a chat smaller than the window still shows trimming
+    on first view, and never exceeds the window's share, so a huge chat opens at a budget the
+    model accepts.
+
+    >>> token_default(600_000, 128_000 - 16_384), token_default(16_000, 111_616)
+    (83000, 16000)
+    """
+    if window is None or window <= 0:
+        return chat_based
+    return min(chat_based, nice_fraction(window, WINDOW_SHARE))
+
+
+def suggested_for(cls: type[Strategy], chat: CountedChat, window: int | None = None) -> Strategy:
+    """``cls.suggested(chat, window=window)``; ``cls.suggested(chat)`` for a strategy whose
+    ``suggested`` predates the ``window`` argument (a third party's keeps working)."""
+    try:
+        parameters = inspect.signature(cls.suggested).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        parameters = {}  # type: ignore[assignment]
+    accepts = "window" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+    return cls.suggested(chat, window=window) if accepts else cls.suggested(chat)
+
+
 def suffix_decisions(
     ids: Sequence[str], cut: int, *, before: Decision = Decision.DROPPED
 ) -> dict[str, Decision]:
@@ -283,8 +320,13 @@ class Strategy:
         return describe_round(chat, result, index, self.title)
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        """Parameters that make the strategy visibly act on ``chat`` (the UI's first view)."""
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        """Parameters that make the strategy visibly act on ``chat`` (the UI's first view).
+
+        ``window`` is the model's input room in tokens (None: no model known); token parameters
+        default to :func:`token_default` of it. Call it through :func:`suggested_for`, which
+        also serves strategies written before the argument existed.
+        """
         return cls()
 
     def params(self) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
     reasons_for,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 
@@ -363,5 +364,8 @@ class ClearToolResults(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        return cls(trigger_tokens=nice_fraction(chat.total, 0.5), keep_tool_results=3)
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        return cls(
+            trigger_tokens=token_default(nice_fraction(chat.total, 0.5), window),
+            keep_tool_results=3,
+        )

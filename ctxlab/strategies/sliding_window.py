@@ -138,6 +138,7 @@ class SlidingWindow(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        # Counts messages, not tokens: the model's window does not change the suggestion.
         non_system = len(chat) - chat.instruction_prefix()[0][len(chat)]
         return cls(window=max(min(20, non_system // 2), 1))

@@ -46,6 +46,7 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
     reasons_for,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
@@ -563,9 +564,10 @@ class Summarize(Strategy):
         return built[0] if built is not None else None
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
         return cls(
             SummarizeOptions(
-                trigger_token_budget=nice_fraction(chat.total, 0.6), keep_recent_messages=6
+                trigger_token_budget=token_default(nice_fraction(chat.total, 0.6), window),
+                keep_recent_messages=6,
             )
         )

@@ -26,6 +26,7 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
     reasons_for,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 
@@ -243,5 +244,5 @@ class TrimLast(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        return cls(max_tokens=nice_fraction(chat.total, 0.5))
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        return cls(max_tokens=token_default(nice_fraction(chat.total, 0.5), window))

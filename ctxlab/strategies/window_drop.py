@@ -18,6 +18,7 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
     suffix_decisions,
+    token_default,
 )
 from ctxlab.strategies.registry import register
 
@@ -182,5 +183,5 @@ class WindowDrop(Strategy):
         )
 
     @classmethod
-    def suggested(cls, chat: CountedChat) -> Self:
-        return cls(budget=nice_fraction(chat.total, 0.5))
+    def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        return cls(budget=token_default(nice_fraction(chat.total, 0.5), window))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.strategies.base import Decision
 from ctxlab.ui.text import hover_safe
@@ -184,6 +185,20 @@ def _hover(block: RoundBlock, why: str | None = None) -> str:
     )
 
 
+WINDOW_COLOUR = "#6a1b9a"
+
+
+def _tail_line(fig: go.Figure, total: int, size: int, text: str, colour: str, dash: str) -> None:
+    """A vertical line on the round map where the newest ``size`` tokens of ``total`` begin."""
+    fig.add_vline(
+        x=max(total - size, 0),
+        line={"color": colour, "dash": dash, "width": 2},
+        annotation_text=text,
+        annotation_position="top left" if total > size else "top right",
+        annotation_font_size=FONT_SIZE,
+    )
+
+
 def round_map_figure(
     chat: CountedChat,
     decisions: Mapping[str, Decision],
@@ -192,12 +207,16 @@ def round_map_figure(
     max_blocks: int = MAX_BLOCKS,
     height: int = 190,
     explain: Callable[[int], str] | None = None,
+    budget: int | None = None,
+    window: ModelInfo | None = None,
 ) -> go.Figure:
     """One horizontal strip: a block per round, width = tokens, colour = decision.
 
     Hover shows the round(s), decision (the split of a mixed block), why (``explain(round)``,
     the strategy's sentence for the block's newest round), message range, tokens, role counts
-    and an escaped preview of the round's user message.
+    and an escaped preview of the round's user message. ``budget`` and the model's ``window``,
+    when given, are vertical lines where the newest that-many tokens of the chat begin
+    (everything right of a line fits in it; a line at 0 means the whole chat does).
     """
     blocks = round_blocks(chat, decisions, max_blocks)
     fig = go.Figure()
@@ -226,6 +245,10 @@ def round_map_figure(
     fig.update_layout(barmode="overlay", bargap=0.15)
     fig.update_yaxes(visible=False)
     fig.update_xaxes(title_text="tokens (cumulative, oldest → newest)")
+    if budget is not None:
+        _tail_line(fig, x, budget, f"budget {budget:,}", "#c62828", "dash")
+    if window is not None:
+        _tail_line(fig, x, window.context_window, window.window_label(), WINDOW_COLOUR, "dot")
     _layout(fig, title=title, height=height)
     # The legend goes under the strip: above it, long entries wrap into the title.
     fig.update_layout(
@@ -254,6 +277,17 @@ def _cumulative(counts: Sequence[int], priming: int) -> list[int]:
     return out
 
 
+def _window_hline(fig: go.Figure, window: ModelInfo) -> None:
+    """The model's context window as a horizontal line labelled ``gpt-4o window 128,000``."""
+    fig.add_hline(
+        y=window.context_window,
+        line={"color": WINDOW_COLOUR, "dash": "dot", "width": 2},
+        annotation_text=window.window_label(),
+        annotation_position="bottom right",
+        annotation_font_size=FONT_SIZE,
+    )
+
+
 def context_tokens_figure(
     untrimmed_counts: Sequence[int],
     sent_counts: Sequence[int],
@@ -262,11 +296,12 @@ def context_tokens_figure(
     *,
     title: str | None = None,
     height: int = 380,
+    window: ModelInfo | None = None,
 ) -> go.Figure:
     """Cumulative context tokens by message position: the whole chat vs what is sent.
 
     The sent line ends at the context's token total; the budget, when the strategy has one,
-    is a horizontal line.
+    and the model's context ``window``, when known, are horizontal lines.
     """
     fig = go.Figure()
     for name, counts, colour in (
@@ -291,6 +326,8 @@ def context_tokens_figure(
             annotation_text=f"budget {budget:,}",
             annotation_font_size=FONT_SIZE,
         )
+    if window is not None:
+        _window_hline(fig, window)
     fig.update_xaxes(title_text="messages")
     fig.update_yaxes(title_text="tokens", rangemode="tozero")
     return _layout(fig, title=title, height=height)
@@ -306,6 +343,7 @@ def replay_tokens_figure(
     *,
     turn: int | None = None,
     height: int = 420,
+    window: ModelInfo | None = None,
 ) -> go.Figure:
     """Tokens sent per call vs the untrimmed chat, the budget, and the summarizer calls.
 
@@ -313,6 +351,7 @@ def replay_tokens_figure(
         rows: replay rows as dicts (``turn``, ``tokens_sent``, ``tokens_untrimmed``,
             ``summarizer_calls``).
         budget: horizontal budget line, if any.
+        window: the model, whose context window is drawn as a horizontal line, if known.
         turn: the scrubber's turn, drawn as a vertical line.
         height: figure height in pixels.
     """
@@ -355,6 +394,8 @@ def replay_tokens_figure(
             annotation_text=f"budget {budget:,}",
             annotation_font_size=FONT_SIZE,
         )
+    if window is not None:
+        _window_hline(fig, window)
     if turn is not None:
         fig.add_vline(x=turn, line={"color": "#424242", "dash": "dot", "width": 2})
     fig.update_xaxes(title_text="assistant turn")

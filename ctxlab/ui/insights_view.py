@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.export import TARGETS, export_details
 from ctxlab.insights import (
@@ -52,8 +53,10 @@ __all__ = [
     "render_provider_badges",
     "render_resummarization_guard",
     "render_token_disagreement",
+    "render_window_badge",
     "retention_of",
     "typed_facts",
+    "window_badge_text",
 ]
 
 PROVIDER_TITLES: Mapping[str, str] = {
@@ -88,9 +91,49 @@ def provider_problems(
     *,
     budget: int | None = None,
     counter: TokenCounter | None = None,
+    model: ModelInfo | None = None,
 ) -> ProblemsByProvider:
-    """The validator's problems of ``messages`` for every provider (never raises on odd chats)."""
-    return {p: validate(messages, budget=budget, counter=counter, provider=p) for p in PROVIDERS}
+    """The validator's problems of ``messages`` for every provider (never raises on odd chats).
+
+    ``model``'s context window is checked for the provider that serves it only (gpt-4o's window
+    says nothing about what Anthropic accepts).
+    """
+    return {
+        p: validate(
+            messages,
+            budget=budget,
+            counter=counter,
+            provider=p,
+            window=model.context_window
+            if model is not None and model.validator_provider == p
+            else None,
+        )
+        for p in PROVIDERS
+    }
+
+
+def window_badge_text(tokens: int, model: ModelInfo) -> tuple[str, bool]:
+    """The window badge's words and whether the context fits ``model``'s window.
+
+    >>> from ctxlab.catalog import get_model
+    >>> window_badge_text(130_000, get_model("gpt-4o"))
+    ("Over gpt-4o's 128,000-token window by 2,000 tokens", False)
+    """
+    head = f"{model.name}'s {model.context_window:,}-token window"
+    if tokens <= model.context_window:
+        return f"Fits {head}", True
+    return f"Over {head} by {tokens - model.context_window:,} tokens", False
+
+
+def render_window_badge(tokens: int, model: ModelInfo | None) -> None:
+    """A badge: does a context of ``tokens`` fit ``model``'s window (nothing without a model)."""
+    if model is None:
+        return
+    text, fits = window_badge_text(tokens, model)
+    if fits:
+        st.badge(text, icon=":material/check_circle:", color="green")
+    else:
+        st.badge(text, icon=":material/error:", color="red")
 
 
 def problem_frame(messages: Sequence[Message], by_provider: ProblemsByProvider) -> pd.DataFrame:
@@ -133,12 +176,14 @@ def render_provider_badges(
     budget: int | None = None,
     counter: TokenCounter | None = None,
     details: bool = True,
+    model: ModelInfo | None = None,
 ) -> ProblemsByProvider:
     """One badge per provider ("valid" / "n problems") and, when any, the problem list.
 
+    ``model``'s window is checked for its own provider (see :func:`provider_problems`).
     Returns the problems by provider, for views that show them next to their messages.
     """
-    by_provider = provider_problems(messages, budget=budget, counter=counter)
+    by_provider = provider_problems(messages, budget=budget, counter=counter, model=model)
     cols = st.columns(len(by_provider))
     for col, (provider, problems) in zip(cols, by_provider.items(), strict=True):
         title = PROVIDER_TITLES.get(provider, provider)

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.formats import messages_to_openai
 from ctxlab.model import Message
@@ -105,16 +106,17 @@ def render_round_map(
     title: str | None = None,
     key: str = "map",
     strategy: Strategy | None = None,
+    budget: int | None = None,
+    window: ModelInfo | None = None,
 ) -> None:
     """The round map; with ``strategy``, each block's hover says why it got its decision."""
     explain = None
     if strategy is not None:
         explain = functools.partial(strategy.explain_round, counted, result)
-    st.plotly_chart(
-        figures.round_map_figure(counted, result.decisions, title=title, explain=explain),
-        key=key,
-        width="stretch",
+    fig = figures.round_map_figure(
+        counted, result.decisions, title=title, explain=explain, budget=budget, window=window
     )
+    st.plotly_chart(fig, key=key, width="stretch")
 
 
 def dropped_instructions(counted: CountedChat, result: TrimResult) -> list[int]:
@@ -145,10 +147,16 @@ def render_system_prompt_note(counted: CountedChat, result: TrimResult, strategy
 
 
 def render_context_chart(
-    counted: CountedChat, result: TrimResult, counter: TokenCounter, budget: int | None
+    counted: CountedChat,
+    result: TrimResult,
+    counter: TokenCounter,
+    budget: int | None,
+    window: ModelInfo | None = None,
 ) -> None:
     sent = counter.counts(result.messages)
-    fig = figures.context_tokens_figure(counted.counts, sent, counted.reply_priming, budget)
+    fig = figures.context_tokens_figure(
+        counted.counts, sent, counted.reply_priming, budget, window=window
+    )
     st.plotly_chart(fig, key="context-chart", width="stretch")
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from ctxlab.catalog import CATALOG, ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import list_conversations, load_chat
@@ -31,7 +32,7 @@ from ctxlab.strategies import (
     strategy_names,
 )
 from ctxlab.strategies.registry import coerce_value
-from ctxlab.tokens import COUNTER_NAMES, TokenCounter, get_counter
+from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
 __all__ = [
@@ -70,6 +71,10 @@ PERSISTENT = (
     "ctx.sum_model",
 )
 RESERVED_QUERY = ("chat", "strategy", "model")
+ENCODINGS = ("o200k_base", "cl100k_base", "approx")
+MODEL_CHOICES: tuple[str, ...] = (*CATALOG.names(), *ENCODINGS)
+"""The model picker's options: every catalog model (grouped by provider), then raw encodings."""
+DEFAULT_MODEL = "gpt-4o"
 SOURCES = ("Sample", "Upload", "Paste")
 
 
@@ -92,6 +97,11 @@ class Workspace:
     counter: TokenCounter
     counted: CountedChat
     strategy_cls: type[Strategy]
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        """The chosen model's catalog entry; None for a raw encoding (no window known)."""
+        return CATALOG.get(self.model)
 
 
 def upload_limit_mb() -> int:
@@ -231,8 +241,13 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
     if chat in samples:
         st.session_state[SAMPLE] = chat
         st.session_state[SOURCE] = "Sample"
-    if query.get("model") in COUNTER_NAMES:
-        st.session_state[MODEL] = query["model"]
+    model = query.get("model")
+    if model in MODEL_CHOICES:
+        st.session_state[MODEL] = model
+    elif model and model in CATALOG:  # a dated snapshot in a link: its catalog model
+        info = CATALOG.get(model)
+        assert info is not None
+        st.session_state[MODEL] = info.name
     name = query.get("strategy")
     if name not in strategy_names():
         return
@@ -281,7 +296,32 @@ def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
 
 
 def _model_label(name: str) -> str:
-    return "approx (approximate: characters / 4)" if name == "approx" else name
+    """``OpenAI · gpt-4o · 128k window`` for a catalog model; encodings say what they are."""
+    if name == "approx":
+        return "approx (approximate: characters / 4)"
+    info = CATALOG.get(name)
+    if info is None:
+        return f"{name} (encoding only: no window)"
+    approx = "" if info.is_exact else " · approximate count"
+    return f"{info.provider_title} · {name} · {info.context_window / 1000:,.0f}k window{approx}"
+
+
+def model_caption(info: ModelInfo | None) -> str:
+    """The sidebar's line under the model picker: window, maximum output and prices."""
+    if info is None:
+        return "A raw encoding: no model, so no context window or price is known."
+    from ctxlab.pricing import format_usd
+
+    cached = (
+        ""
+        if info.cached_input_per_mtok is None
+        else f", {format_usd(info.cached_input_per_mtok)} cached"
+    )
+    return (
+        f"Window **{info.context_window:,}** tokens · max output **{info.max_output:,}** · "
+        f"{format_usd(info.input_per_mtok)} in{cached}, {format_usd(info.output_per_mtok)} out "
+        f"per million tokens (catalog as of {CATALOG.as_of})"
+    )
 
 
 def sidebar(*, with_strategy: bool = True) -> Workspace | None:
@@ -323,9 +363,10 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         side.caption(f"Still showing the previous chat: {visible_title(chat.label)}")
 
     side.header("Model")
-    if st.session_state.get(MODEL) not in COUNTER_NAMES:
-        st.session_state[MODEL] = COUNTER_NAMES[0]
-    model = side.selectbox("Model / tokenizer", COUNTER_NAMES, key=MODEL, format_func=_model_label)
+    if st.session_state.get(MODEL) not in MODEL_CHOICES:
+        st.session_state[MODEL] = DEFAULT_MODEL
+    model = side.selectbox("Model / tokenizer", MODEL_CHOICES, key=MODEL, format_func=_model_label)
+    side.caption(model_caption(CATALOG.get(model)))
     try:
         counter = get_counter(model)
     except CtxlabError as exc:
@@ -410,7 +451,12 @@ def strategy_params(
             apply_params(namespace, cls.name, ws.chat.slot, from_url, ws)
     box = container if container is not None else st.sidebar
     return strategy_widgets(
-        cls, ws.counted, namespace=namespace, token=_token(ws.chat.slot), container=box
+        cls,
+        ws.counted,
+        namespace=namespace,
+        token=_token(ws.chat.slot),
+        container=box,
+        model=ws.model_info,
     )
 
 
@@ -430,12 +476,17 @@ def apply_params(
 
     cls = get_strategy_class(strategy)
     store = st.session_state.get(PARAMS_STATE, {})
-    merged = {**initial_values(cls, ws.counted), **store.get((namespace, strategy), {})}
+    merged = {
+        **initial_values(cls, ws.counted, ws.model_info),
+        **store.get((namespace, strategy), {}),
+    }
     merged.update(values)
     remember_params(st.session_state, namespace, strategy, merged)
     token = _token(slot)
     for name in values:
-        st.session_state.pop(param_key(namespace, strategy, name, token), None)
+        key = param_key(namespace, strategy, name, token)
+        st.session_state.pop(key, None)
+        st.session_state.pop(f"{key}.scale", None)
 
 
 def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:

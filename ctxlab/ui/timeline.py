@@ -192,7 +192,9 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
     rows = rep.rows_as_dicts()
     st.plotly_chart(
-        figures.replay_tokens_figure(rows, budget, turn=turn), key="replay-tokens", width="stretch"
+        figures.replay_tokens_figure(rows, budget, turn=turn, window=ws.model_info),
+        key="replay-tokens",
+        width="stretch",
     )
     costs = [r.cumulative_cost or 0.0 for r in rep.rows]
     untrimmed = [r.cumulative_cost_untrimmed or 0.0 for r in rep.rows]
@@ -242,7 +244,9 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     except (CtxlabError, IndexError, ValueError) as exc:
         st.error(str(exc))
         return
-    insights_view.render_provider_badges(context.messages, key="replay-ctx")
+    insights_view.render_provider_badges(
+        context.messages, key="replay-ctx", counter=ws.counter, model=ws.model_info
+    )
     prefix = ws.counter.counted(ws.chat.messages[: row.message_index])
     # A message missing from the call's decisions was folded into an earlier summary.
     decisions = {m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages}
@@ -255,6 +259,7 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             explain=None
             if context.replace or strategy.uses_summarizer
             else functools.partial(strategy.explain_round, prefix, context),
+            window=ws.model_info,
         ),
         key="replay-map",
         width="stretch",

@@ -1,0 +1,161 @@
+"""Recommendations: sweeps agree with replay and fact_retention, and the recommended value
+satisfies its question while the next smaller swept value does not."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctxlab.formats import load_chat
+from ctxlab.insights import extract_facts, fact_retention
+from ctxlab.model import Message
+from ctxlab.recommend import (
+    Question,
+    Recommendation,
+    SessionPoint,
+    candidate_values,
+    recommend,
+    recommendation_sentence,
+    session_sweep,
+)
+from ctxlab.replay import replay
+from ctxlab.samples import sample_path
+from ctxlab.strategies import get_strategy_class, with_params
+from ctxlab.tokens import TokenCounter
+
+CHAT: tuple[Message, ...] = tuple(load_chat(sample_path("coding_agent_session")))
+FACTS = extract_facts(CHAT)
+
+
+@given(
+    lo=st.integers(0, 1_000),
+    span=st.integers(1, 5_000_000),
+    steps=st.integers(2, 40),
+    log=st.booleans(),
+)
+def test_candidate_values_are_ascending_distinct_and_span_the_range(
+    lo: int, span: int, steps: int, log: bool
+) -> None:
+    values = candidate_values(lo, lo + span, steps, integer=True, log=log)
+    assert values == sorted(set(values))
+    assert values[0] == lo and values[-1] == lo + span
+    assert len(values) <= steps + 1
+
+
+points_strategy = st.lists(
+    st.builds(
+        SessionPoint,
+        value=st.integers(1, 1_000_000).map(float),
+        calls=st.just(10),
+        largest_call=st.integers(0, 300_000),
+        last_call=st.integers(0, 300_000),
+        facts_kept=st.one_of(st.none(), st.floats(0, 1)),
+        cost_with_cache=st.one_of(st.none(), st.floats(0, 100)),
+    ),
+    max_size=25,
+    unique_by=lambda p: p.value,
+)
+
+
+@given(
+    points=points_strategy,
+    window=st.one_of(st.none(), st.integers(1, 300_000)),
+    share=st.floats(0, 1),
+)
+def test_the_smallest_qualifying_value_qualifies_and_the_next_smaller_does_not(
+    points: list[SessionPoint], window: int | None, share: float
+) -> None:
+    rec = recommend(points, Question.FITS_AND_KEEPS_FACTS, window=window, min_facts=share)
+    ordered = sorted(points, key=lambda p: p.value)
+    if rec.point is None:
+        assert rec.reason
+        assert not any(p.fits(window) and p.keeps(share) for p in points)
+        return
+    assert rec.point.fits(window) and rec.point.keeps(share)
+    position = ordered.index(rec.point)
+    if position:
+        smaller = ordered[position - 1]
+        assert not (smaller.fits(window) and smaller.keeps(share))
+
+
+@given(
+    points=points_strategy,
+    window=st.one_of(st.none(), st.integers(1, 300_000)),
+    share=st.floats(0, 1),
+)
+def test_the_cheapest_qualifying_session_is_no_dearer_than_any_other(
+    points: list[SessionPoint], window: int | None, share: float
+) -> None:
+    rec = recommend(points, Question.CHEAPEST, window=window, min_facts=share)
+    rivals = [
+        p for p in points if p.fits(window) and p.keeps(share) and p.cost_with_cache is not None
+    ]
+    if rec.point is None:
+        assert not rivals and rec.reason
+        return
+    assert rec.point in rivals
+    assert all((rec.point.cost_with_cache or 0) <= (p.cost_with_cache or 0) for p in rivals)
+
+
+def test_a_sweep_agrees_with_replay_and_fact_retention(counter: TokenCounter) -> None:
+    strategy = get_strategy_class("window-drop")(budget=10_000)
+    values = [2_000.0, 20_000.0]
+    points = session_sweep(CHAT, strategy, "budget", values, counter, model="gpt-4o", facts=FACTS)
+    for value, point in zip(values, points, strict=True):
+        session = replay(CHAT, with_params(strategy, {"budget": int(value)}), counter)
+        assert point.value == value and point.calls == len(session)
+        assert point.largest_call == max(r.tokens_sent for r in session.rows)
+        assert point.cost_with_cache == session.total_cost_with_cache
+        stop = session.rows[-1].message_index
+        seen = {m.id for m in CHAT[:stop]}
+        wanted = [f for f in FACTS if f.message_id in seen]
+        kept = fact_retention(CHAT, session.context_at(len(session)).messages, wanted)
+        assert point.facts_kept == pytest.approx(kept.retained / kept.total)
+    assert points[0].facts_kept is not None and points[1].facts_kept is not None
+    assert points[0].facts_kept <= points[1].facts_kept
+
+
+def test_facts_are_not_measured_where_the_session_does_not_fit(counter: TokenCounter) -> None:
+    strategy = get_strategy_class("window-drop")(budget=10_000)
+    small, large = session_sweep(
+        CHAT,
+        strategy,
+        "budget",
+        [2_000.0, 50_000.0],
+        counter,
+        model="gpt-4o",
+        facts=FACTS,
+        window=10_000,
+    )
+    assert small.fits(10_000) and small.facts_kept is not None
+    assert not large.fits(10_000) and large.facts_kept is None
+
+
+def test_sentences_say_which_value_which_question_and_why() -> None:
+    point = SessionPoint(24_000, 10, 30_000, 24_000, 0.82, 1.234)
+    fits = Recommendation(Question.FITS_AND_KEEPS_FACTS, point, 128_000, 0.8)
+    text = recommendation_sentence(fits, parameter="Budget (tokens)", unit="tokens", model="gpt-4o")
+    assert text == (
+        "Smallest budget that keeps every call under gpt-4o's 128,000-token window and at least "
+        "80% of the chat's facts: 24,000 tokens (82% of facts kept, $1.23 per session with the "
+        "prompt cache)."
+    )
+    cheap = Recommendation(Question.CHEAPEST, point, 128_000, 0.8)
+    text = recommendation_sentence(cheap, parameter="Budget", unit="tokens", model="gpt-4o")
+    assert text.startswith("Cheapest session with the prompt cache among the values that keep")
+    assert "budget 24,000 tokens ($1.23 per session, 82% of facts kept)" in text
+    none = recommend(
+        [replace(point, largest_call=200_000)],
+        Question.FITS_AND_KEEPS_FACTS,
+        window=128_000,
+        min_facts=0.8,
+    )
+    text = recommendation_sentence(none, parameter="Budget", unit="tokens", model="gpt-4o")
+    assert text == (
+        "No budget in the swept range keeps every call under gpt-4o's 128,000-token window and "
+        "at least 80% of the chat's facts: even at its smallest the largest call is 200,000 "
+        "tokens, over the window."
+    )
