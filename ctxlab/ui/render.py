@@ -96,10 +96,42 @@ def render_metrics(result: TrimResult, model: str) -> None:
 
 
 def render_round_map(
-    counted: CountedChat, result: TrimResult, *, title: str | None = None, key: str = "map"
+    counted: CountedChat,
+    result: TrimResult,
+    *,
+    title: str | None = None,
+    key: str = "map",
+    x_range: tuple[float, float] | None = None,
 ) -> None:
+    """The round map; with a second, zoomed strip when the sent end is a sliver of it.
+
+    ``x_range`` fixes the axis (Compare gives every configuration the chat's tokens, so the
+    maps line up). The zoom (:func:`ctxlab.ui.figures.zoom_rounds`) is what makes a
+    100,000-message chat at a realistic budget readable: its kept rounds get the full width.
+    """
     st.plotly_chart(
-        figures.round_map_figure(counted, result.decisions, title=title), key=key, width="stretch"
+        figures.round_map_figure(counted, result.decisions, title=title, x_range=x_range),
+        key=key,
+        width="stretch",
+    )
+    zoom = figures.zoom_rounds(counted, result.decisions)
+    if zoom is None:
+        return
+    first, stop = zoom
+    share = (counted.prefix[-1] - counted.prefix[counted.starts[first]]) / counted.prefix[-1]
+    st.plotly_chart(
+        figures.round_map_figure(
+            counted, result.decisions, title=zoom_title(first, stop, share), rounds=zoom
+        ),
+        key=f"{key}-zoom",
+        width="stretch",
+    )
+
+
+def zoom_title(first: int, stop: int, share: float) -> str:
+    """The zoomed strip's title: which rounds, and what share of the chat they are."""
+    return (
+        f"Zoom on the newest end: rounds {first:,}–{stop - 1:,} ({share:.2%} of the chat's tokens)"
     )
 
 
