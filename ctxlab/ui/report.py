@@ -30,9 +30,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ctxlab.counted import CountedChat
+from ctxlab.model import Message
 from ctxlab.pricing import DEFAULT_PRICES, format_usd
 from ctxlab.replay import Replay
 from ctxlab.strategies import Decision, Strategy, TrimResult, current_params, parameters
+from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.text import visible
 
@@ -46,6 +48,7 @@ __all__ = [
     "compare_report",
     "decisions_table",
     "frame_table",
+    "last_call",
     "playground_report",
     "replay_report",
     "report_html",
@@ -64,6 +67,8 @@ CSP = (
 """The report's Content-Security-Policy: inline code only, no request to anywhere."""
 
 Cell = str | int | float | None
+CallView = tuple[CountedChat, Mapping[str, Decision]]
+"""A chat (or the prefix one call saw) and the decision of each of its messages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,10 +361,29 @@ def compare_report(
     return Report(f"ctxlab comparison on {chat}", chat, model, tuple(sections))
 
 
+def last_call(rep: Replay, counter: TokenCounter, messages: Sequence[Message]) -> CallView:
+    """The chat as the replay's last call saw it and each of its messages' decision.
+
+    A message absent from that call's decisions was folded into an earlier summary.
+    """
+    row = rep.rows[-1]
+    context = rep.context_at(len(rep))
+    prefix = counter.counted(messages[: row.message_index])
+    decisions = {m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages}
+    return prefix, decisions
+
+
 def replay_report(
-    chat: str, model: str, strategy: Strategy, rep: Replay, budget: int | None
+    chat: str,
+    model: str,
+    strategy: Strategy,
+    rep: Replay,
+    budget: int | None,
+    *,
+    last: CallView | None = None,
 ) -> Report:
-    """Replay's view: the strategy, session totals, tokens and cost per call, every call."""
+    """Replay's view: the strategy, session totals, tokens and cost per call, every call, and
+    (``last``, from :func:`last_call`) the round map and decisions of the last call."""
     facts = (
         *strategy_facts(strategy),
         ("Calls", f"{len(rep):,}"),
@@ -402,17 +426,22 @@ def replay_report(
         if c in frame.columns
     ]
     table = frame_table(frame[keep], "One row per model call (costs in USD).")
-    return Report(
-        f"ctxlab replay: {type(strategy).title} on {chat}",
-        chat,
-        model,
-        (
+    sections = [
+        Section(
+            "Session",
+            facts=facts,
+            figures=tuple(figs),
+            tables=(table,),
+            notes=tuple(visible(w) for w in rep.warnings),
+        )
+    ]
+    if last is not None:
+        counted, decisions = last
+        sections.append(
             Section(
-                "Session",
-                facts=facts,
-                figures=tuple(figs),
-                tables=(table,),
-                notes=tuple(visible(w) for w in rep.warnings),
-            ),
-        ),
-    )
+                f"The last call (call {len(rep):,})",
+                figures=(figures.round_map_figure(counted, decisions, title="Round map"),),
+                tables=(decisions_table(counted, decisions),),
+            )
+        )
+    return Report(f"ctxlab replay: {type(strategy).title} on {chat}", chat, model, tuple(sections))
