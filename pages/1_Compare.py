@@ -22,7 +22,6 @@ count = int(
         "Configurations",
         compare_setup.MIN_CONFIGS,
         compare_setup.MAX_CONFIGS,
-        2,
         key=compare_setup.COUNT,
     )
 )
@@ -44,7 +43,6 @@ for i, col in enumerate(st.columns(count)):
         name = col.selectbox(
             f"Configuration {i + 1}",
             names,
-            index=i % len(names),
             key=compare_setup.strategy_key(i),
             format_func=lambda n: get_strategy_class(n).title,
         )

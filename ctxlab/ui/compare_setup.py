@@ -28,7 +28,7 @@ from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.replay import replay
 from ctxlab.strategies import Strategy, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value
-from ctxlab.ui.session import Workspace, apply_params, params_to_query
+from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
 from ctxlab.ui.summary import Backend
 
 __all__ = [
@@ -184,7 +184,7 @@ def restore_setup(names: Sequence[str], ws: Workspace) -> None:
     saved = _saved()
     if not st.session_state.get(URL_DONE):
         st.session_state[URL_DONE] = True
-        parsed = parse_compare_query(st.query_params.to_dict(), names)
+        parsed = parse_compare_query(opening_query(), names)
         if parsed:
             saved[COUNT] = len(parsed)
             for i, config in enumerate(parsed):
@@ -199,6 +199,11 @@ def restore_setup(names: Sequence[str], ws: Workspace) -> None:
     for key, value in saved.items():
         if key not in st.session_state:
             st.session_state[key] = value
+    # Defaults, set here rather than in the widgets (a widget given both warns).
+    st.session_state.setdefault(COUNT, MIN_CONFIGS)
+    for i in range(MAX_CONFIGS):
+        if st.session_state.get(strategy_key(i)) not in names:
+            st.session_state[strategy_key(i)] = names[i % len(names)]
 
 
 def save_setup(count: int, strategies: Sequence[str]) -> None:

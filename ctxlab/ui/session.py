@@ -43,6 +43,7 @@ __all__ = [
     "build_or_error",
     "check_size",
     "load_source",
+    "opening_query",
     "params_to_query",
     "sidebar",
     "strategy_params",
@@ -59,6 +60,7 @@ STRATEGY = "ctx.strategy"
 PASTE = "ctx.paste"
 UPLOAD = "ctx.upload"
 URL_DONE = "ctx.url_restored"
+OPENING_QUERY = "ctx.opening_query"
 # Widget keys whose values must survive a page switch (Streamlit drops the state of widgets a
 # page does not draw; re-assigning a key makes it plain session state for one more run).
 PERSISTENT = (
@@ -277,6 +279,7 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
         return
     st.session_state[URL_DONE] = True
     query = st.query_params.to_dict()
+    st.session_state[OPENING_QUERY] = dict(query)
     chat = query.get("chat")
     if chat in samples:
         st.session_state[SAMPLE] = chat
@@ -294,6 +297,13 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
     raw = {k: v for k, v in query.items() if k not in RESERVED_QUERY}
     if raw:
         st.session_state["ctx.url_params"] = (name, chat, raw)
+
+
+def opening_query() -> dict[str, str]:
+    """The URL's query the session opened with (a page's own entries, e.g. Compare's, are read
+    from here: the URL itself is rewritten as soon as the sidebar is drawn)."""
+    found: dict[str, str] = st.session_state.get(OPENING_QUERY, {})
+    return dict(found)
 
 
 def _pending_url_params(ws: Workspace) -> dict[str, Any]:
