@@ -9,6 +9,7 @@ from ctxlab.ui import compare_setup, insights_view, render, report
 from ctxlab.ui.session import build_or_error, strategy_params
 from ctxlab.ui.shell import page_query, shared
 from ctxlab.ui.summary import run, summarizer_panel
+from ctxlab.ui.timeline import FACTS_BY_DEFAULT_UP_TO
 
 setup = shared()
 ws = setup.ws
@@ -32,7 +33,11 @@ st.caption(
     if budget is not None
     else "The round maps share one axis: the chat's tokens, oldest on the left."
 )
-facts = insights_view.chat_facts(ws.counted)
+# Picking facts reads every user and tool message once per chat (a minute on a 100k chat).
+with_facts = len(ws.counted) <= FACTS_BY_DEFAULT_UP_TO or st.toggle(
+    "Fact retention (reads every message once: slow on a chat this long)", key="cmp.facts"
+)
+facts = insights_view.chat_facts(ws.counted) if with_facts else ()
 shared_axis = (0.0, float(max(ws.counted.prefix[-1], 1)))
 large = len(ws.counted) > compare_setup.SESSION_COST_AUTO
 configs: list[tuple[str, dict[str, object]]] = []
@@ -59,9 +64,8 @@ for i, col in enumerate(st.columns(count)):
         if strategy is None or outcome is None:
             continue
         label = f"{i + 1}: {cls.title}"
-        render.render_round_map(
-            ws.counted, outcome.result, title=label, key=f"cmp{i}.map", x_range=shared_axis
-        )
+        st.markdown(f"**{label}**")  # above the chart: a narrow chart's legend needs its top
+        render.render_round_map(ws.counted, outcome.result, key=f"cmp{i}.map", x_range=shared_axis)
         problems = insights_view.provider_problems(outcome.result.messages)
         render.render_badge_row(problems)
         allowed = not (large and cls.uses_summarizer) or st.toggle(
@@ -95,10 +99,14 @@ STAND_IN_NOTE = (
 )
 st.subheader("Metrics")
 st.caption(
-    f"Fact retention: how many of the {len(facts):,} facts picked from the chat (numbers, "
-    "identifiers, names, URLs) each context still holds, verbatim or in a summary. Cost per "
-    f"session: every assistant turn of the chat replayed with the configuration, {ws.model} "
-    "list prices; n/a when not computed."
+    (
+        f"Fact retention: how many of the {len(facts):,} facts picked from the chat (numbers, "
+        "identifiers, names, URLs) each context still holds, verbatim or in a summary. "
+        if with_facts
+        else "Fact retention is off for this long chat (switch it on above). "
+    )
+    + f"Cost per session: every assistant turn of the chat replayed with the configuration, "
+    f"{ws.model} list prices; n/a when not computed."
 )
 if stand_in_used:
     st.info(STAND_IN_NOTE, icon=":material/science:")

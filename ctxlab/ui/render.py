@@ -143,7 +143,8 @@ def render_round_map(
 def zoom_title(first: int, stop: int, share: float) -> str:
     """The zoomed strip's title: which rounds, and what share of the chat they are."""
     return (
-        f"Zoom on the newest end: rounds {first:,}–{stop - 1:,} ({share:.2%} of the chat's tokens)"
+        f"Zoom: rounds {first:,}–{stop - 1:,}<br><sup>the newest end, {share:.2%} of the "
+        "chat's tokens</sup>"
     )
 
 
