@@ -73,8 +73,18 @@ for i, col in enumerate(st.columns(count)):
             key=f"cmp{i}.session",
         )
         session = compare_setup.session_cost(strategy, ws, backend, allowed=allowed)
-        stand_in = cls.uses_summarizer and backend is not None and backend.label == "offline"
+        summarized = outcome.result.summary_request is not None
+        stand_in = summarized and backend is not None and backend.label == "offline"
         stand_in_used = stand_in_used or stand_in
+        summaries_by = "—"
+        if summarized and backend is not None:
+            summaries_by = (
+                "offline stand-in"
+                if stand_in
+                else "placeholder: not run yet"
+                if outcome.preview
+                else backend.label
+            )
         retention = insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
         labelled.append((label, outcome.result))
         reported.append((label, strategy, outcome.result))
@@ -88,6 +98,7 @@ for i, col in enumerate(st.columns(count)):
                 None if session is None else session.without_cache,
                 None if session is None else session.with_cache,
                 stand_in=stand_in,
+                summaries_by=summaries_by,
             )
         )
 compare_setup.save_setup(count, [name for name, _ in configs])

@@ -112,6 +112,7 @@ def test_compare_frame_formats_money_and_counts_decisions(counter: TokenCounter)
         session_cost=1327818.6957,
         session_cost_cached=None,
         stand_in=True,
+        summaries_by="offline stand-in",
     )
     frame = render.compare_frame([row])
     record = frame.iloc[0]

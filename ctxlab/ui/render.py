@@ -131,10 +131,10 @@ def render_round_map(
         return
     first, stop = zoom
     share = (counted.prefix[-1] - counted.prefix[counted.starts[first]]) / counted.prefix[-1]
+    # A caption, not a figure title: in a narrow column a title and the legend collide.
+    st.caption(zoom_title(first, stop, share))
     st.plotly_chart(
-        figures.round_map_figure(
-            counted, result.decisions, title=zoom_title(first, stop, share), rounds=zoom
-        ),
+        figures.round_map_figure(counted, result.decisions, rounds=zoom),
         key=f"{key}-zoom",
         width="stretch",
     )
@@ -143,8 +143,7 @@ def render_round_map(
 def zoom_title(first: int, stop: int, share: float) -> str:
     """The zoomed strip's title: which rounds, and what share of the chat they are."""
     return (
-        f"Zoom: rounds {first:,}–{stop - 1:,}<br><sup>the newest end, {share:.2%} of the "
-        "chat's tokens</sup>"
+        f"Zoom on the newest end: rounds {first:,}–{stop - 1:,}, {share:.2%} of the chat's tokens"
     )
 
 
@@ -397,7 +396,8 @@ class CompareRow:
     Costs are USD (None: no price, or not computed). ``session_cost`` replays every assistant
     turn (:func:`ctxlab.replay.replay`) without prompt cache, ``session_cost_cached`` with it.
     ``stand_in`` marks a configuration whose summaries come from the offline extractive
-    stand-in, so its fact retention and tokens are not a real model's.
+    stand-in, so its fact retention and tokens are not a real model's; ``summaries_by`` says
+    who wrote its summary, for the table ("—" when it has none).
     """
 
     label: str
@@ -408,6 +408,7 @@ class CompareRow:
     session_cost: float | None = None
     session_cost_cached: float | None = None
     stand_in: bool = False
+    summaries_by: str = "—"
 
 
 COMPARE_MONEY = ("cost per call", "cost per session", "cost per session, prompt cache")
@@ -415,8 +416,8 @@ COMPARE_MONEY = ("cost per call", "cost per session", "cost per session, prompt 
 
 
 def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
-    """One line per configuration: tokens sent, saved %, decision counts, fact retention %,
-    cost per call and per session (money as text, ``$1,234.50``) and problems per provider.
+    """One line per configuration: tokens sent, saved %, cost per call and per session (money
+    as text, ``$1,234.50``), fact retention %, decision counts and problems per provider.
 
     Token and count columns are integers and percentages floats rounded to 0.1, so the table
     sorts by value; :data:`COMPARE_COLUMNS` formats them for people.
@@ -433,16 +434,12 @@ def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
                 "saved %": round((before - result.tokens_after) / before * 100, 1)
                 if before
                 else 0.0,
-                **{d.value: counts[d] for d in Decision},
-                "fact retention %": None if row.retention is None else round(row.retention, 1),
                 "cost per call": format_usd(row.cost_per_call),
                 "cost per session": format_usd(row.session_cost),
                 "cost per session, prompt cache": format_usd(row.session_cost_cached),
-                "summaries by": "offline stand-in"
-                if row.stand_in
-                else "model"
-                if result.summary_request is not None
-                else "—",
+                "fact retention %": None if row.retention is None else round(row.retention, 1),
+                "summaries by": row.summaries_by,
+                **{d.value: counts[d] for d in Decision},
                 **{f"{provider} problems": len(found) for provider, found in row.problems.items()},
             }
         )
