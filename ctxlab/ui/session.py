@@ -223,8 +223,11 @@ def _read_chat(name: str) -> tuple[Message, ...]:
     if name in GENERATED or any(s.name == name for s in list_samples()):
         return _sample_messages(name)
     chat = folder_chat(name)
-    with st.spinner(f"Reading {chat.path.name} ({chat.size_mb:,.1f} MB)…", show_time=True):
-        return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
+    try:
+        with st.spinner(f"Reading {chat.path.name} ({chat.size_mb:,.1f} MB)…", show_time=True):
+            return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
+    except OSError as exc:  # removed or unreadable since it was listed
+        raise CtxlabError(f"{chat.path.name}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def _load_sample(name: str, titles: Mapping[str, str]) -> None:
