@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -215,3 +217,14 @@ def test_replay_report_has_session_totals_and_the_last_call(counter: TokenCounte
     calls, last = page.tables
     assert len(calls) - 1 == len(rep)
     assert len(last) - 1 == rep.rows[-1].message_index
+
+
+def test_the_report_builder_needs_no_streamlit() -> None:
+    code = (
+        "import sys, ctxlab.ui.report; "
+        "assert 'streamlit' not in sys.modules, 'streamlit was imported'"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
