@@ -28,7 +28,7 @@ def test_a_link_from_an_uploaded_chat_asks_for_the_chat_instead_of_opening_a_sam
     at = page(PLAYGROUND, upload="team <chat>.json", strategy="window-drop", budget="5000")
     at.run()
     assert not at.exception
-    notes = [i.value for i in at.info]
+    notes = [i.value.replace("\\", "") for i in at.info]  # Markdown escapes removed
     assert any(
         "This link was made from an uploaded chat (team <chat>.json), which a link cannot "
         "carry: upload it again" in n
@@ -58,3 +58,12 @@ def test_a_pasted_chat_writes_upload_not_chat_into_the_url() -> None:
     assert not at.exception
     assert "chat" not in at.query_params
     assert "pasted chat" in str(at.query_params["upload"])
+
+
+def test_the_file_name_from_a_link_is_shown_literally_never_as_markdown() -> None:
+    at = page(PLAYGROUND, upload="![t](http://example.invalid/p.png) :red[x].json")
+    at.run()
+    assert not at.exception
+    notice = next(i.value for i in at.info if "uploaded chat" in i.value)
+    assert "![t](" not in notice and ":red[" not in notice
+    assert "\\!\\[t\\]\\(http\\://example\\.invalid/p\\.png\\)" in notice

@@ -13,6 +13,7 @@ never does (it lives in a password widget's session state only).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,15 +195,29 @@ def _set_chat(chat: LoadedChat) -> None:
     st.session_state.pop(UPLOAD_LINK, None)
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
+
+
+def markdown_literal(text: str) -> str:
+    r"""``text`` made :func:`visible` and with every Markdown-special character backslash-escaped,
+    so Markdown shows it as typed (no link, image, colour directive or icon shortcode).
+
+    >>> print(markdown_literal("![x](http://t.invalid) :red[a]"))
+    \!\[x\]\(http\://t\.invalid\) \:red\[a\]
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible_title(text))
+
+
 def upload_link_notice(name: str) -> str:
-    """What a link made from an uploaded (or pasted) chat says when it is opened."""
+    """What a link made from an uploaded (or pasted) chat says when it is opened (Markdown; the
+    name, which comes from the URL, is shown literally)."""
     if name == PASTED:
         return (
             "This link was made from a pasted chat, which a link cannot carry: paste it again "
             "(the strategy and parameters of the link apply to it)."
         )
     return (
-        f"This link was made from an uploaded chat ({visible_title(name)}), which a link "
+        f"This link was made from an uploaded chat ({markdown_literal(name)}), which a link "
         "cannot carry: upload it again (the strategy and parameters of the link apply to it)."
     )
 
