@@ -406,7 +406,7 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         st.error("No chat is loaded: pick a sample, upload a file or paste JSON.")
         return None
     if error:
-        side.caption(f"Still showing the previous chat: {visible_title(chat.label)}")
+        side.caption(f"Still showing the previous chat: {markdown_literal(chat.label)}")
 
     side.header("Model")
     if st.session_state.get(MODEL) not in COUNTER_NAMES:
@@ -421,7 +421,7 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         side.caption("Approximate counts: no public tokenizer for this family.")
     counted = _count(counter, chat.messages)
     side.caption(
-        f"{visible_title(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
+        f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
     )
     names = strategy_names()
