@@ -1,4 +1,4 @@
-"""AppTest: chats of CTXLAB_CHATS_DIR are listed in the picker and open with ?chat=NAME."""
+"""AppTest, large chats: the server's chats folder (CTXLAB_CHATS_DIR) and the round map zoom."""
 
 from __future__ import annotations
 
@@ -48,3 +48,15 @@ def test_names_that_are_paths_never_open_a_file(folder: Path) -> None:
     assert not at.exception
     assert at.sidebar.selectbox(key="ctx.sample").value != "../outside"
     assert "outside" not in str(at.query_params.get("chat", ""))
+
+
+def test_a_realistic_budget_on_the_10k_sample_adds_a_zoomed_round_map() -> None:
+    at = page(PLAYGROUND, chat="large_agent_10k", strategy="window-drop", budget="128000")
+    at.run()
+    assert not at.exception
+    keys = [str(c.key) for c in at.get("plotly_chart")]
+    assert "map" in keys and "map-zoom" in keys
+    assert any("Zoom on the newest end: rounds" in c.value for c in at.caption)
+    wide = page(PLAYGROUND, chat="large_agent_10k", strategy="window-drop", budget="6000000")
+    wide.run()
+    assert "map-zoom" not in [str(c.key) for c in wide.get("plotly_chart")]
