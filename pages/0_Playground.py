@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import insights_view, render
+from ctxlab.ui import insights_view, render, report
 from ctxlab.ui.session import apply_params
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
@@ -97,3 +97,15 @@ if is_open("Export"):
     with tabs["Export"]:
         insights_view.render_export(strategy, ws.model, ws.chat.slot)
 render.render_downloads(ws.counted, result, outcome.request, ws.chat.slot)
+st.download_button(
+    "Download report",
+    lambda: report.report_html(
+        report.playground_report(ws.chat.label, ws.model, ws.counted, strategy, result)
+    ),
+    file_name=f"{ws.chat.slot}-report.html",
+    mime="text/html",
+    key="pg.report",
+    on_click="ignore",  # a download changes nothing: no rerun
+    icon=":material/download:",
+    help="One HTML file that opens offline: the set-up, metrics, round map and decisions.",
+)

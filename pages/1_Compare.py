@@ -5,51 +5,158 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.strategies import get_strategy_class, strategy_names
-from ctxlab.ui import insights_view, render
+from ctxlab.ui import compare_setup, insights_view, render, report
 from ctxlab.ui.session import build_or_error, strategy_params
-from ctxlab.ui.shell import shared
+from ctxlab.ui.shell import page_query, shared
 from ctxlab.ui.summary import run, summarizer_panel
+from ctxlab.ui.timeline import FACTS_BY_DEFAULT_UP_TO
 
-ws = shared().ws
-st.title("Compare strategies")
-count = int(st.sidebar.number_input("Configurations", 2, 4, 2, key="cmp.count"))
+setup = shared()
+ws = setup.ws
+budget = render.budget_of(setup.strategy)
 names = strategy_names()
-facts = insights_view.chat_facts(ws.counted)
-labelled, rows = [], []
+compare_setup.restore_setup(names, ws)
+
+st.title("Compare strategies")
+count = int(
+    st.sidebar.number_input(
+        "Configurations",
+        compare_setup.MIN_CONFIGS,
+        compare_setup.MAX_CONFIGS,
+        key=compare_setup.COUNT,
+    )
+)
+st.caption(
+    f"Every configuration starts from the sidebar's budget ({budget:,} tokens) or, counting "
+    "messages, from how many of the newest messages fit it; the round maps share one axis: the "
+    "chat's tokens, oldest on the left."
+    if budget is not None
+    else "The round maps share one axis: the chat's tokens, oldest on the left."
+)
+# Picking facts reads every user and tool message once per chat (a minute on a 100k chat).
+with_facts = len(ws.counted) <= FACTS_BY_DEFAULT_UP_TO or st.toggle(
+    "Fact retention (reads every message once: slow on a chat this long)", key="cmp.facts"
+)
+facts = insights_view.chat_facts(ws.counted) if with_facts else ()
+shared_axis = (0.0, float(max(ws.counted.prefix[-1], 1)))
+large = len(ws.counted) > compare_setup.SESSION_COST_AUTO
+configs: list[tuple[str, dict[str, object]]] = []
+labelled, rows, reported = [], [], []
+stand_in_used = False
 for i, col in enumerate(st.columns(count)):
     with col:
         name = col.selectbox(
             f"Configuration {i + 1}",
             names,
-            index=i % len(names),
-            key=f"cmp{i}.strategy",
+            key=compare_setup.strategy_key(i),
             format_func=lambda n: get_strategy_class(n).title,
         )
         cls = get_strategy_class(name)
+        compare_setup.seed_defaults(i, cls, ws, budget)
         with col.expander("Parameters", expanded=True):
-            values = strategy_params(ws, cls, namespace=f"cmp{i}.", container=st)
+            values = strategy_params(ws, cls, namespace=compare_setup.namespace(i), container=st)
+        configs.append((name, values))
         strategy = build_or_error(name, values)
         outcome = None
+        backend = summarizer_panel(cls)
         if strategy is not None:
-            outcome = run(strategy, ws, summarizer_panel(cls), button_key=f"cmp{i}.run")
-        if outcome is None:
+            outcome = run(strategy, ws, backend, button_key=f"cmp{i}.run")
+        if strategy is None or outcome is None:
             continue
-        label = f"{i + 1}: {name}"
-        render.render_round_map(ws.counted, outcome.result, title=label, key=f"cmp{i}.map")
-        problems = insights_view.render_provider_badges(
-            outcome.result.messages, key=f"cmp{i}", counter=ws.counter, model=ws.model_info
+        label = f"{i + 1}: {cls.title}"
+        st.markdown(f"**{label}**")  # above the chart: a narrow chart's legend needs its top
+        render.render_round_map(
+            ws.counted,
+            outcome.result,
+            key=f"cmp{i}.map",
+            x_range=shared_axis,
+            strategy=strategy,
+            window=ws.model_info,
         )
+        problems = insights_view.provider_problems(
+            outcome.result.messages, counter=ws.counter, model=ws.model_info
+        )
+        render.render_badge_row(problems)
+        allowed = not (large and cls.uses_summarizer) or st.toggle(
+            "Session cost (replays every turn: slow on a chat this long)",
+            key=f"cmp{i}.session",
+        )
+        session = compare_setup.session_cost(strategy, ws, backend, allowed=allowed)
+        summarized = outcome.result.summary_request is not None
+        stand_in = summarized and backend is not None and backend.label == "offline"
+        stand_in_used = stand_in_used or stand_in
+        summaries_by = "—"
+        if summarized and backend is not None:
+            summaries_by = (
+                "offline stand-in"
+                if stand_in
+                else "placeholder: not run yet"
+                if outcome.preview
+                else backend.label
+            )
         retention = insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
         labelled.append((label, outcome.result))
-        rows.append((label, outcome.result, problems, retention.percent if facts else None))
+        reported.append((label, strategy, outcome.result))
+        rows.append(
+            render.CompareRow(
+                label,
+                outcome.result,
+                problems,
+                retention.percent if facts else None,
+                render.call_cost(ws.model, outcome.result.tokens_after),
+                None if session is None else session.without_cache,
+                None if session is None else session.with_cache,
+                stand_in=stand_in,
+                summaries_by=summaries_by,
+            )
+        )
+compare_setup.save_setup(count, [name for name, _ in configs])
+page_query(compare_setup.compare_query(configs))
 
+STAND_IN_NOTE = (
+    "Fact retention and tokens of summarizing configurations come from the offline extractive "
+    "stand-in, not a real model."
+)
 st.subheader("Metrics")
 st.caption(
-    f"Fact retention: how many of the {len(facts):,} facts picked from the chat (numbers, "
-    "identifiers, names, URLs) each context still holds, verbatim or in a summary."
+    (
+        f"Fact retention: how many of the {len(facts):,} facts picked from the chat (numbers, "
+        "identifiers, names, URLs) each context still holds, verbatim or in a summary. "
+        if with_facts
+        else "Fact retention is off for this long chat (switch it on above). "
+    )
+    + f"Cost per session: every assistant turn of the chat replayed with the configuration, "
+    f"{ws.model} list prices; n/a when not computed."
 )
-st.dataframe(render.compare_frame(rows), hide_index=True, width="stretch")
+if stand_in_used:
+    st.info(STAND_IN_NOTE, icon=":material/science:")
+metrics = render.compare_frame(rows)
+render.render_compare_table(metrics)
 st.subheader("Messages on which they disagree")
 disagreements = render.disagreement_frame(ws.counted, labelled)
 st.caption(f"{len(disagreements):,} of {len(ws.counted):,} messages")
-st.dataframe(disagreements, hide_index=True, height=420, width="stretch")
+st.dataframe(
+    disagreements,
+    hide_index=True,
+    height=420,
+    width="stretch",
+    column_config=render.DISAGREEMENT_COLUMNS,
+)
+st.download_button(
+    "Download report",
+    lambda: report.report_html(
+        report.compare_report(
+            ws.chat.label,
+            ws.model,
+            ws.counted,
+            reported,
+            metrics,
+            notes=(STAND_IN_NOTE,) if stand_in_used else (),
+        )
+    ),
+    file_name=f"{ws.chat.slot}-comparison.html",
+    mime="text/html",
+    key="cmp.report",
+    on_click="ignore",  # a download changes nothing: no rerun
+    icon=":material/download:",
+)

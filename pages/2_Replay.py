@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ctxlab.ui import render
+from ctxlab.ui import render, report
 from ctxlab.ui.shell import shared
 from ctxlab.ui.timeline import render_replay, run_replay
 
@@ -19,3 +19,23 @@ st.caption(
 replayed = run_replay(strategy, ws, backend)
 if replayed is not None:
     render_replay(replayed, ws, render.budget_of(strategy), strategy)
+    if replayed.rows:
+        st.download_button(
+            "Download report",
+            lambda: report.report_html(
+                report.replay_report(
+                    ws.chat.label,
+                    ws.model,
+                    strategy,
+                    replayed,
+                    render.budget_of(strategy),
+                    last=report.last_call(replayed, ws.counter, ws.chat.messages),
+                )
+            ),
+            file_name=f"{ws.chat.slot}-replay-report.html",
+            mime="text/html",
+            key="replay.report",
+            on_click="ignore",  # a download changes nothing: no rerun
+            icon=":material/download:",
+            help="One HTML file that opens offline: the set-up, session totals and charts.",
+        )

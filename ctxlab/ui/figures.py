@@ -36,12 +36,16 @@ __all__ = [
     "round_map_figure",
     "sample_points",
     "tune_figure",
+    "zoom_rounds",
 ]
 
 FONT_SIZE = 16
 MAX_BLOCKS = 400
 MAX_POINTS = 2000
 MIXED = "mixed"
+ZOOM_SHARE = 0.05
+"""A round map gets a zoomed strip when the sent end is less than this share of its width."""
+_SENT = frozenset({Decision.KEPT, Decision.PINNED, Decision.CLEARED})
 
 # Colour-blind-safe-ish palette; dropped is the quiet grey so what is sent stands out.
 DECISION_COLOURS: Mapping[str, str] = {
@@ -122,19 +126,25 @@ def _merge(blocks: Sequence[RoundBlock]) -> RoundBlock:
 
 
 def round_blocks(
-    chat: CountedChat, decisions: Mapping[str, Decision], max_blocks: int = MAX_BLOCKS
+    chat: CountedChat,
+    decisions: Mapping[str, Decision],
+    max_blocks: int = MAX_BLOCKS,
+    *,
+    rounds: tuple[int, int] | None = None,
 ) -> list[RoundBlock]:
     """The round map's blocks: one per round, or at most ``max_blocks`` when there are more.
 
     Above the limit, runs of adjacent rounds with the same decision become one block first;
     if that is still too many, consecutive blocks are binned evenly (a bin whose rounds
-    differ is ``"mixed"``). Blocks tile the chat in order; their tokens sum to the chat's
-    message tokens (reply priming excluded).
+    differ is ``"mixed"``). Blocks tile the chat (or the rounds ``first..stop-1`` given as
+    ``rounds``) in order; their tokens sum to those messages' tokens (reply priming excluded).
     """
     messages, counts, starts = chat.messages, chat.counts, chat.starts
     stops = (*starts[1:], len(messages))
+    lo, hi = (0, len(starts)) if rounds is None else rounds
     blocks: list[RoundBlock] = []
-    for k, (a, b) in enumerate(zip(starts, stops, strict=True)):
+    for k in range(max(lo, 0), min(hi, len(starts))):
+        a, b = starts[k], stops[k]
         split = Counter(decisions.get(messages[i].id, Decision.KEPT).value for i in range(a, b))
         decision = next(iter(split)) if len(split) == 1 else MIXED
         roles = Counter(messages[i].role.value for i in range(a, b))
@@ -199,6 +209,46 @@ def _tail_line(fig: go.Figure, total: int, size: int, text: str, colour: str, da
     )
 
 
+def zoom_rounds(
+    chat: CountedChat, decisions: Mapping[str, Decision], share: float = ZOOM_SHARE
+) -> tuple[int, int] | None:
+    """The rounds a zoomed strip should show, or None when the round map reads well as is.
+
+    The *sent end* is the last run of rounds holding a message that is sent (kept, pinned or
+    cleared). When its tokens are under ``share`` of the chat's message tokens, and something
+    before it is not sent, the zoom is ``(first, stop)``: the sent end plus, for context, at
+    least three earlier rounds and earlier rounds worth up to a quarter of its tokens. On a
+    100,000-message chat trimmed to a realistic budget the sent end is a sliver of the strip;
+    the zoom gives it the whole width.
+    """
+    starts, n = chat.starts, len(chat.messages)
+    if not starts:
+        return None
+    stops = (*starts[1:], n)
+
+    def sent(k: int) -> bool:
+        return any(
+            decisions.get(chat.messages[i].id, Decision.KEPT) in _SENT
+            for i in range(starts[k], stops[k])
+        )
+
+    first = len(starts)
+    while first > 0 and sent(first - 1):
+        first -= 1
+    total = chat.prefix[-1]
+    if first == 0 or first == len(starts) or total <= 0:
+        return None
+    end_tokens = total - chat.prefix[starts[first]]
+    if end_tokens >= share * total:
+        return None
+    lo = first
+    while lo > 0 and (
+        first - lo < 3 or chat.prefix[starts[first]] - chat.prefix[starts[lo - 1]] <= end_tokens / 4
+    ):
+        lo -= 1
+    return (lo, len(starts))
+
+
 def round_map_figure(
     chat: CountedChat,
     decisions: Mapping[str, Decision],
@@ -209,19 +259,28 @@ def round_map_figure(
     explain: Callable[[int], str] | None = None,
     budget: int | None = None,
     window: ModelInfo | None = None,
+    x_range: tuple[float, float] | None = None,
+    rounds: tuple[int, int] | None = None,
 ) -> go.Figure:
     """One horizontal strip: a block per round, width = tokens, colour = decision.
 
     Hover shows the round(s), decision (the split of a mixed block), why (``explain(round)``,
     the strategy's sentence for the block's newest round), message range, tokens, role counts
-    and an escaped preview of the round's user message. ``budget`` and the model's ``window``,
-    when given, are vertical lines where the newest that-many tokens of the chat begin
-    (everything right of a line fits in it; a line at 0 means the whole chat does).
+    and an escaped preview of the round's user message.
+
+    Args:
+        explain: the strategy's reason for a round's decisions, by round index.
+        budget / window: vertical lines where the newest that-many tokens of the chat begin
+            (everything right of a line fits in it; a line at 0 means the whole chat does).
+        x_range: fixed x axis range (tokens); several maps of one chat given the same range
+            (e.g. ``(0, chat.prefix[-1])``) line up block for block.
+        rounds: draw only rounds ``first..stop-1`` (a zoom); x positions stay the chat's
+            cumulative tokens.
     """
-    blocks = round_blocks(chat, decisions, max_blocks)
+    blocks = round_blocks(chat, decisions, max_blocks, rounds=rounds)
     fig = go.Figure()
     offsets: list[int] = []
-    x = 0
+    x = chat.prefix[blocks[0].start] if blocks and rounds is not None else 0
     for block in blocks:
         offsets.append(x)
         x += max(block.tokens, 1)
@@ -249,6 +308,8 @@ def round_map_figure(
         _tail_line(fig, x, budget, f"budget {budget:,}", "#c62828", "dash")
     if window is not None:
         _tail_line(fig, x, window.context_window, window.window_label(), WINDOW_COLOUR, "dot")
+    if x_range is not None:
+        fig.update_xaxes(range=list(x_range), autorange=False)
     _layout(fig, title=title, height=height)
     # The legend goes under the strip: above it, long entries wrap into the title.
     fig.update_layout(

@@ -11,6 +11,7 @@ import functools
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -27,10 +28,18 @@ from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
-from ctxlab.ui.insights_view import ProblemsByProvider, problem_frame, render_message_problems
+from ctxlab.ui.insights_view import (
+    PROVIDER_TITLES,
+    ProblemsByProvider,
+    problem_frame,
+    render_message_problems,
+)
 from ctxlab.ui.text import highlighted_html, visible
 
 __all__ = [
+    "COMPARE_MONEY",
+    "DISAGREEMENT_COLUMNS",
+    "CompareRow",
     "budget_of",
     "build_message_frame",
     "compare_frame",
@@ -41,6 +50,8 @@ __all__ = [
     "message_frame",
     "positions",
     "redaction_markers",
+    "render_badge_row",
+    "render_compare_table",
     "render_context_chart",
     "render_context_json",
     "render_downloads",
@@ -51,6 +62,7 @@ __all__ = [
     "render_round_map",
     "render_summary_request",
     "render_system_prompt_note",
+    "zoom_title",
 ]
 
 CONTEXT_VIEW_MESSAGES = 60
@@ -108,15 +120,49 @@ def render_round_map(
     strategy: Strategy | None = None,
     budget: int | None = None,
     window: ModelInfo | None = None,
+    x_range: tuple[float, float] | None = None,
 ) -> None:
-    """The round map; with ``strategy``, each block's hover says why it got its decision."""
+    """The round map, with a second, zoomed strip when the sent end is a sliver of it.
+
+    With ``strategy``, each block's hover says why it got its decision. ``x_range`` fixes the
+    axis (Compare gives every configuration the chat's tokens, so the maps line up). The zoom
+    (:func:`ctxlab.ui.figures.zoom_rounds`) is what makes a 100,000-message chat at a realistic
+    budget readable: its kept rounds get the full width.
+    """
     explain = None
     if strategy is not None:
         explain = functools.partial(strategy.explain_round, counted, result)
     fig = figures.round_map_figure(
-        counted, result.decisions, title=title, explain=explain, budget=budget, window=window
+        counted,
+        result.decisions,
+        title=title,
+        explain=explain,
+        budget=budget,
+        window=window,
+        x_range=x_range,
     )
     st.plotly_chart(fig, key=key, width="stretch")
+    zoom = figures.zoom_rounds(counted, result.decisions)
+    if zoom is None:
+        return
+    first, stop = zoom
+    share = (counted.prefix[-1] - counted.prefix[counted.starts[first]]) / counted.prefix[-1]
+    # A caption, not a figure title: in a narrow column a title and the legend collide.
+    st.caption(zoom_title(first, stop, share))
+    st.plotly_chart(
+        figures.round_map_figure(
+            counted, result.decisions, rounds=zoom, explain=explain, budget=budget, window=window
+        ),
+        key=f"{key}-zoom",
+        width="stretch",
+    )
+
+
+def zoom_title(first: int, stop: int, share: float) -> str:
+    """The zoomed strip's title: which rounds, and what share of the chat they are."""
+    return (
+        f"Zoom on the newest end: rounds {first:,}–{stop - 1:,}, {share:.2%} of the chat's tokens"
+    )
 
 
 def dropped_instructions(counted: CountedChat, result: TrimResult) -> list[int]:
@@ -398,39 +444,131 @@ def render_downloads(
     )
 
 
-def compare_frame(
-    rows: Sequence[tuple[str, TrimResult, ProblemsByProvider, float | None]],
-) -> pd.DataFrame:
-    """One line per configuration: tokens after, saved %, decision counts, fact retention %
-    and the problem count per provider."""
+@dataclass(frozen=True, slots=True, eq=False)
+class CompareRow:
+    """One configuration of the Compare page and what it costs.
+
+    Costs are USD (None: no price, or not computed). ``session_cost`` replays every assistant
+    turn (:func:`ctxlab.replay.replay`) without prompt cache, ``session_cost_cached`` with it.
+    ``stand_in`` marks a configuration whose summaries come from the offline extractive
+    stand-in, so its fact retention and tokens are not a real model's; ``summaries_by`` says
+    who wrote its summary, for the table ("—" when it has none).
+    """
+
+    label: str
+    result: TrimResult
+    problems: ProblemsByProvider
+    retention: float | None = None
+    cost_per_call: float | None = None
+    session_cost: float | None = None
+    session_cost_cached: float | None = None
+    stand_in: bool = False
+    summaries_by: str = "—"
+
+
+COMPARE_MONEY = ("cost per call", "cost per session", "cost per session, prompt cache")
+"""The money columns of :func:`compare_frame`, written by :func:`ctxlab.pricing.format_usd`."""
+
+
+def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
+    """One line per configuration: tokens sent, saved %, cost per call and per session (money
+    as text, ``$1,234.50``), fact retention %, decision counts and problems per provider.
+
+    Token and count columns are integers and percentages floats rounded to 0.1, so the table
+    sorts by value; :data:`COMPARE_COLUMNS` formats them for people.
+    """
     records: list[dict[str, Any]] = []
-    for label, result, problems, retention in rows:
+    for row in rows:
+        result = row.result
         before = result.tokens_before
         counts = result.decision_counts()
         records.append(
             {
-                "configuration": label,
-                "tokens after": result.tokens_after,
+                "configuration": row.label,
+                "tokens sent": result.tokens_after,
                 "saved %": round((before - result.tokens_after) / before * 100, 1)
                 if before
                 else 0.0,
+                "cost per call": format_usd(row.cost_per_call),
+                "cost per session": format_usd(row.session_cost),
+                "cost per session, prompt cache": format_usd(row.session_cost_cached),
+                "fact retention %": None if row.retention is None else round(row.retention, 1),
+                "summaries by": row.summaries_by,
                 **{d.value: counts[d] for d in Decision},
-                "fact retention %": None if retention is None else round(retention, 1),
-                **{f"{provider} problems": len(found) for provider, found in problems.items()},
+                **{f"{provider} problems": len(found) for provider, found in row.problems.items()},
             }
         )
     return pd.DataFrame.from_records(records)
 
 
+def _compare_columns() -> dict[str, Any]:
+    count = st.column_config.NumberColumn(format="localized")
+    return {
+        "tokens sent": st.column_config.NumberColumn(
+            format="localized", help="Tokens of the context this configuration sends."
+        ),
+        "saved %": st.column_config.NumberColumn(format="%.1f%%"),
+        "fact retention %": st.column_config.NumberColumn(
+            format="%.1f%%",
+            help="Share of the chat's facts (numbers, identifiers, names, URLs) still in the "
+            "context, verbatim or in a summary.",
+        ),
+        "cost per call": st.column_config.TextColumn(
+            help="Input cost of one call sending this context (list price)."
+        ),
+        "cost per session": st.column_config.TextColumn(
+            help="Every assistant turn of the chat replayed with this configuration: the sum "
+            "of all calls, without prompt cache (summarizer calls included)."
+        ),
+        "cost per session, prompt cache": st.column_config.TextColumn(
+            help="The same replay with the provider's cached-input price for the part of each "
+            "call that repeats the previous one."
+        ),
+        "summaries by": st.column_config.TextColumn(
+            help="Offline stand-in: an extractive, deterministic summarizer, not a real model."
+        ),
+        **{d.value: count for d in Decision},
+    }
+
+
+def render_compare_table(frame: pd.DataFrame) -> None:
+    """The Compare metrics, formatted: thousands separators, %, money."""
+    config = {k: v for k, v in _compare_columns().items() if k in frame.columns}
+    for column in frame.columns:
+        if column.endswith(" problems"):
+            config[column] = st.column_config.NumberColumn(format="localized")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
+
+
+def render_badge_row(by_provider: ProblemsByProvider) -> None:
+    """One wrapping line of short provider badges ("OpenAI ✓", "Anthropic: 2 problems"); the
+    full wording is in the line's help tooltip."""
+    badges: list[str] = []
+    details: list[str] = []
+    for provider, problems in by_provider.items():
+        title = PROVIDER_TITLES.get(provider, provider)
+        if not problems:
+            badges.append(f":green-badge[:material/check_circle: {title} ✓]")
+            details.append(f"{title}: valid, the API would accept this context.")
+            continue
+        n = len(problems)
+        colour = "red" if any(p.severity == "error" for p in problems) else "orange"
+        badges.append(f":{colour}-badge[:material/error: {title}: {n}]")
+        details.append(f"{title}: {n} problem{'s' if n != 1 else ''} ({problems[0].code}, …)")
+    st.markdown(" ".join(badges), help="  \n".join(details))
+
+
 def disagreement_frame(
     counted: CountedChat, labelled: Sequence[tuple[str, TrimResult]]
 ) -> pd.DataFrame:
-    """The messages whose decision differs between configurations, one column per config."""
+    """The messages whose decision differs between configurations, one column per config:
+    position, round, role, tokens, each configuration's decision and a visible preview."""
     messages = counted.messages
     columns = [[r.decisions[m.id].value for m in messages] for _, r in labelled]
     differ = [i for i in range(len(messages)) if len({c[i] for c in columns}) > 1]
     data: dict[str, Any] = {
         "index": differ,
+        "round": [counted.round_containing(i) for i in differ],
         "role": [messages[i].role.value for i in differ],
         "tokens": [counted.counts[i] for i in differ],
     }
@@ -438,3 +576,11 @@ def disagreement_frame(
         data[label] = [column[i] for i in differ]
     data["preview"] = [visible(messages[i].preview(100)) for i in differ]
     return pd.DataFrame(data)
+
+
+DISAGREEMENT_COLUMNS: dict[str, Any] = {
+    "index": st.column_config.NumberColumn("#", format="localized"),
+    "round": st.column_config.NumberColumn(format="localized"),
+    "tokens": st.column_config.NumberColumn(format="localized"),
+}
+"""Column formats of :func:`disagreement_frame` for ``st.dataframe``."""

@@ -13,13 +13,16 @@ never does (it lives in a password widget's session state only).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from ctxlab.catalog import CATALOG, ModelInfo
+from ctxlab.chats_folder import FolderChat, folder_chat, list_folder_chats
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import list_conversations, load_chat
@@ -42,6 +45,7 @@ __all__ = [
     "build_or_error",
     "check_size",
     "load_source",
+    "opening_query",
     "params_to_query",
     "sidebar",
     "strategy_params",
@@ -58,6 +62,7 @@ STRATEGY = "ctx.strategy"
 PASTE = "ctx.paste"
 UPLOAD = "ctx.upload"
 URL_DONE = "ctx.url_restored"
+OPENING_QUERY = "ctx.opening_query"
 # Widget keys whose values must survive a page switch (Streamlit drops the state of widgets a
 # page does not draw; re-assigning a key makes it plain session state for one more run).
 PERSISTENT = (
@@ -70,11 +75,13 @@ PERSISTENT = (
     "ctx.base_url",
     "ctx.sum_model",
 )
-RESERVED_QUERY = ("chat", "strategy", "model")
+RESERVED_QUERY = ("chat", "upload", "strategy", "model")
 ENCODINGS = ("o200k_base", "cl100k_base", "approx")
 MODEL_CHOICES: tuple[str, ...] = (*CATALOG.names(), *ENCODINGS)
 """The model picker's options: every catalog model (grouped by provider), then raw encodings."""
 DEFAULT_MODEL = "gpt-4o"
+UPLOAD_LINK = "ctx.upload_link"
+PASTED = "pasted chat"
 SOURCES = ("Sample", "Upload", "Paste")
 
 
@@ -166,19 +173,63 @@ def _sample_messages(name: str) -> tuple[Message, ...]:
     return load_chat(sample_path(name), name=name)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _folder_messages(path: str, mtime_ns: int) -> tuple[Message, ...]:
+    """A chat of the server's chats folder, read once per file version."""
+    del mtime_ns  # part of the cache key only: an edited file is read again
+    return load_chat(Path(path), name=Path(path).name)
+
+
+def _folder_chats() -> dict[str, FolderChat]:
+    """The server's chats folder (``CTXLAB_CHATS_DIR``), by name."""
+    return {c.name: c for c in list_folder_chats()}
+
+
 def _samples() -> dict[str, str]:
-    """Sample name -> title, in display order."""
+    """Chat name -> title, in display order: the samples, then the server's chats folder."""
     try:
         from ctxlab.samples import list_samples
 
-        return {s.name: s.title for s in list_samples()}
+        titles = {s.name: s.title for s in list_samples()}
     except (ImportError, OSError):  # pragma: no cover - samples ship with the app
-        return {}
+        titles = {}
+    for name, chat in _folder_chats().items():
+        if name not in titles:
+            titles[name] = f"{name} (chats folder, {chat.size_mb:,.1f} MB)"
+    return titles
 
 
 def _set_chat(chat: LoadedChat) -> None:
     st.session_state[CHAT] = chat
     st.session_state.pop(ERROR, None)
+    st.session_state.pop(UPLOAD_LINK, None)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
+
+
+def markdown_literal(text: str) -> str:
+    r"""``text`` made :func:`visible` and with every Markdown-special character backslash-escaped,
+    so Markdown shows it as typed (no link, image, colour directive or icon shortcode).
+
+    >>> print(markdown_literal("![x](http://t.invalid) :red[a]"))
+    \!\[x\]\(http\://t\.invalid\) \:red\[a\]
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible_title(text))
+
+
+def upload_link_notice(name: str) -> str:
+    """What a link made from an uploaded (or pasted) chat says when it is opened (Markdown; the
+    name, which comes from the URL, is shown literally)."""
+    if name == PASTED:
+        return (
+            "This link was made from a pasted chat, which a link cannot carry: paste it again "
+            "(the strategy and parameters of the link apply to it)."
+        )
+    return (
+        f"This link was made from an uploaded chat ({markdown_literal(name)}), which a link "
+        "cannot carry: upload it again (the strategy and parameters of the link apply to it)."
+    )
 
 
 def _next_slot(prefix: str) -> str:
@@ -187,9 +238,26 @@ def _next_slot(prefix: str) -> str:
     return f"{prefix}{n}"
 
 
+def _read_chat(name: str) -> tuple[Message, ...]:
+    """A sample by name, else the chat of the server's chats folder with that name.
+
+    Reading a folder chat shows its size while it is read (a 100k-message chat takes seconds).
+    """
+    from ctxlab.samples import GENERATED, list_samples
+
+    if name in GENERATED or any(s.name == name for s in list_samples()):
+        return _sample_messages(name)
+    chat = folder_chat(name)
+    try:
+        with st.spinner(f"Reading {chat.path.name} ({chat.size_mb:,.1f} MB)…", show_time=True):
+            return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
+    except OSError as exc:  # removed or unreadable since it was listed
+        raise CtxlabError(f"{chat.path.name}: cannot be read ({exc.strerror or exc})") from exc
+
+
 def _load_sample(name: str, titles: Mapping[str, str]) -> None:
     try:
-        messages = _sample_messages(name)
+        messages = _read_chat(name)
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return
@@ -197,8 +265,10 @@ def _load_sample(name: str, titles: Mapping[str, str]) -> None:
 
 
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
+    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     try:
-        messages = load_source(data, name, conversation, limit_mb=upload_limit_mb())
+        with st.spinner(f"Reading {visible_title(name)} ({size / 1024 / 1024:,.1f} MB)…"):
+            messages = load_source(data, name, conversation, limit_mb=upload_limit_mb())
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return False
@@ -237,10 +307,15 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
         return
     st.session_state[URL_DONE] = True
     query = st.query_params.to_dict()
+    st.session_state[OPENING_QUERY] = dict(query)
     chat = query.get("chat")
     if chat in samples:
         st.session_state[SAMPLE] = chat
         st.session_state[SOURCE] = "Sample"
+    elif query.get("upload"):
+        # The chat itself is not in the link: ask for it instead of opening a sample.
+        st.session_state[UPLOAD_LINK] = query["upload"][:200]
+        st.session_state[SOURCE] = "Paste" if query["upload"] == PASTED else "Upload"
     model = query.get("model")
     if model in MODEL_CHOICES:
         st.session_state[MODEL] = model
@@ -255,6 +330,13 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
     raw = {k: v for k, v in query.items() if k not in RESERVED_QUERY}
     if raw:
         st.session_state["ctx.url_params"] = (name, chat, raw)
+
+
+def opening_query() -> dict[str, str]:
+    """The URL's query the session opened with (a page's own entries, e.g. Compare's, are read
+    from here: the URL itself is rewritten as soon as the sidebar is drawn)."""
+    found: dict[str, str] = st.session_state.get(OPENING_QUERY, {})
+    return dict(found)
 
 
 def _pending_url_params(ws: Workspace) -> dict[str, Any]:
@@ -350,6 +432,10 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         _upload_panel(samples)
     elif source == "Paste":
         _paste_panel()
+    link = st.session_state.get(UPLOAD_LINK)
+    if link and st.session_state.get(CHAT) is None:
+        st.info(upload_link_notice(str(link)), icon=":material/upload_file:")
+        return None
     if st.session_state.get(CHAT) is None and samples:
         _load_sample(next(iter(samples)), samples)
     error = st.session_state.get(ERROR)
@@ -360,7 +446,7 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         st.error("No chat is loaded: pick a sample, upload a file or paste JSON.")
         return None
     if error:
-        side.caption(f"Still showing the previous chat: {visible_title(chat.label)}")
+        side.caption(f"Still showing the previous chat: {markdown_literal(chat.label)}")
 
     side.header("Model")
     if st.session_state.get(MODEL) not in MODEL_CHOICES:
@@ -376,7 +462,7 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         side.caption("Approximate counts: no public tokenizer for this family.")
     counted = _count(counter, chat.messages)
     side.caption(
-        f"{visible_title(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
+        f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
     )
     names = strategy_names()
@@ -430,7 +516,7 @@ def _paste_panel() -> None:
         return
     conversation = _conversation_picker(text, "pasted chat", key="ctx.conv.paste")
     if side.button("Load pasted chat", key="ctx.paste_load", type="primary"):
-        _try_load(text, "pasted chat", conversation, prefix="paste")
+        _try_load(text, PASTED, conversation, prefix="paste")
 
 
 def strategy_params(
@@ -527,6 +613,8 @@ def sync_url(
     wanted: dict[str, str] = {}
     if ws.chat.sample:
         wanted["chat"] = ws.chat.sample
+    else:  # an uploaded or pasted chat: the link says so instead of naming a sample
+        wanted["upload"] = ws.chat.label[:200]
     wanted["model"] = ws.model
     wanted["strategy"] = strategy
     for key, text in params_to_query(values).items():

@@ -179,8 +179,16 @@ def _leave_legacy_page_mode() -> None:
 
 
 def page_query(values: Mapping[str, str]) -> None:
-    """Add this page's own set-up (Compare's configurations) to the URL written for this run."""
+    """Add this page's own set-up (Compare's configurations) to the URL written for this run.
+
+    A page run on its own (AppTest) has no router to write the URL after it: the entries are
+    written at once.
+    """
     run_scope().setdefault("query", {}).update(values)
+    if getattr(_LOCAL, "shared", None) is None:
+        for key, value in values.items():
+            if st.query_params.get(key) != value:
+                st.query_params[key] = value
 
 
 def write_url() -> None:

@@ -1,0 +1,273 @@
+"""Compare's own set-up: how many configurations, which strategies, their parameters.
+
+The set-up lives in three places kept in step:
+
+* the URL, as ``cmp=3&cmp1=window-drop&cmp1.budget=16000&cmp2=sliding-window&cmp2.window=40``
+  (:func:`compare_query` writes it, :func:`parse_compare_query` reads it; 1-based);
+* plain session state (:data:`SAVED`), so the set-up survives a visit to another page, whose
+  run deletes the state of Compare's widgets;
+* the widgets themselves (``cmp.count``, ``cmp{i}.strategy`` and each configuration's parameter
+  widgets in namespace ``cmp{i}.``; 0-based).
+
+Defaults are comparable (:func:`comparable_defaults`): a configuration's budget or trigger starts
+at the sidebar strategy's budget, and a message count at how many of the newest messages fit
+that budget, so "16k tokens against 20 messages" never happens by default.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from ctxlab.counted import CountedChat
+from ctxlab.errors import CtxlabError, SummarizerError
+from ctxlab.replay import replay
+from ctxlab.strategies import Strategy, get_strategy_class, parameters
+from ctxlab.strategies.registry import coerce_value
+from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
+from ctxlab.ui.summary import Backend
+
+__all__ = [
+    "MAX_CONFIGS",
+    "MIN_CONFIGS",
+    "SESSION_COST_AUTO",
+    "SessionCost",
+    "comparable_defaults",
+    "compare_query",
+    "messages_within",
+    "parse_compare_query",
+    "restore_setup",
+    "save_setup",
+    "seed_defaults",
+    "session_cost",
+]
+
+MIN_CONFIGS, MAX_CONFIGS = 2, 4
+SAVED = "cmp.saved"
+URL_DONE = "cmp.url_restored"
+SEEDED = "cmp.seeded"
+COUNT = "cmp.count"
+SESSION_COST_AUTO = 2_000
+"""A summarizing configuration's session cost (a replay that summarizes again and again) is
+computed without asking on chats up to this many messages; projections always are."""
+
+
+def strategy_key(i: int) -> str:
+    """Widget key of configuration ``i``'s strategy (0-based)."""
+    return f"cmp{i}.strategy"
+
+
+def namespace(i: int) -> str:
+    """Parameter-widget namespace of configuration ``i`` (0-based)."""
+    return f"cmp{i}."
+
+
+def compare_query(configs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """The URL entries of a set-up: ``cmp`` (count), ``cmpN`` (strategy), ``cmpN.param``.
+
+    >>> compare_query([("window-drop", {"budget": 16000}), ("sliding-window", {"window": 40})])
+    {'cmp': '2', 'cmp1': 'window-drop', 'cmp1.budget': '16000', 'cmp2': 'sliding-window', \
+'cmp2.window': '40'}
+    """
+    out = {"cmp": str(len(configs))}
+    for n, (name, values) in enumerate(configs, start=1):
+        out[f"cmp{n}"] = name
+        for key, text in params_to_query(values).items():
+            if len(text) <= 200:  # long prompts stay out of links
+                out[f"cmp{n}.{key}"] = text
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedConfig:
+    """One configuration read from the URL: its strategy and coerced parameter values."""
+
+    strategy: str
+    values: dict[str, Any]
+
+
+def parse_compare_query(query: Mapping[str, str], names: Sequence[str]) -> list[ParsedConfig]:
+    """The set-up a URL describes (empty when it has no valid ``cmp``).
+
+    The count is clamped to 2..4; a configuration whose strategy is unknown is left to its
+    default (its slot is kept, with an empty strategy); parameters that do not exist or do not
+    parse are ignored.
+    """
+    try:
+        count = int(query.get("cmp", ""))
+    except ValueError:
+        return []
+    count = min(max(count, MIN_CONFIGS), MAX_CONFIGS)
+    out: list[ParsedConfig] = []
+    for n in range(1, count + 1):
+        name = query.get(f"cmp{n}", "")
+        if name not in names:
+            out.append(ParsedConfig("", {}))
+            continue
+        infos = {info.name: info for info in parameters(get_strategy_class(name))}
+        values: dict[str, Any] = {}
+        prefix = f"cmp{n}."
+        for key, raw in query.items():
+            if not key.startswith(prefix) or key[len(prefix) :] not in infos:
+                continue
+            try:
+                values[key[len(prefix) :]] = coerce_value(infos[key[len(prefix) :]], raw)
+            except CtxlabError:
+                continue
+        out.append(ParsedConfig(name, values))
+    return out
+
+
+def messages_within(counted: CountedChat, budget: int) -> int:
+    """How many of the newest messages fit ``budget`` tokens (reply priming included); >= 1.
+
+    >>> from ctxlab.model import Message, Role
+    >>> chat = CountedChat(tuple(Message(Role.USER, "x", str(i)) for i in range(4)), (5,) * 4, 3)
+    >>> messages_within(chat, 13), messages_within(chat, 1)
+    (2, 1)
+    """
+    n = len(counted.messages)
+    if n == 0:
+        return 1
+    room = budget - counted.reply_priming
+    # The newest k messages cost prefix[n] - prefix[n-k]; find the smallest start that fits.
+    start = bisect_left(counted.prefix, counted.prefix[n] - room, 0, n + 1)
+    return max(n - start, 1)
+
+
+def comparable_defaults(
+    cls: type[Strategy], counted: CountedChat, budget: int | None
+) -> dict[str, Any]:
+    """Starting values that make ``cls`` comparable with a strategy of ``budget`` tokens.
+
+    Its budget or trigger (the first token-measured parameter, what
+    :func:`ctxlab.ui.render.budget_of` reads) becomes ``budget``; its required message counts
+    become :func:`messages_within` that budget. Optional parameters and other units keep the
+    strategy's own suggestion. Values stay inside the declared bounds. Empty when ``budget`` is
+    None.
+    """
+    if budget is None:
+        return {}
+    out: dict[str, Any] = {}
+    token_done = False
+    for info in parameters(cls):
+        if info.kind != "int":
+            continue
+        unit = info.spec.unit
+        if unit == "tokens" and not token_done:
+            value = budget
+            token_done = True
+        elif unit == "messages":
+            value = messages_within(counted, budget)
+        else:
+            continue
+        if info.spec.min is not None:
+            value = max(value, int(info.spec.min))
+        if info.spec.max is not None:
+            value = min(value, int(info.spec.max))
+        out[info.name] = value
+    return out
+
+
+def _saved() -> dict[str, Any]:
+    saved: dict[str, Any] = st.session_state.setdefault(SAVED, {})
+    return saved
+
+
+def restore_setup(names: Sequence[str], ws: Workspace) -> None:
+    """Seed Compare's widgets: from the URL on the first run of the page in this session,
+    else from :data:`SAVED` when another page's run deleted them."""
+    saved = _saved()
+    if not st.session_state.get(URL_DONE):
+        st.session_state[URL_DONE] = True
+        parsed = parse_compare_query(opening_query(), names)
+        if parsed:
+            saved[COUNT] = len(parsed)
+            for i, config in enumerate(parsed):
+                if not config.strategy:
+                    continue
+                saved[strategy_key(i)] = config.strategy
+                if config.values:
+                    apply_params(namespace(i), config.strategy, ws.chat.slot, config.values, ws)
+                    st.session_state.setdefault(SEEDED, set()).add(
+                        (namespace(i), config.strategy, ws.chat.slot)
+                    )
+    for key, value in saved.items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+    # Defaults, set here rather than in the widgets (a widget given both warns).
+    st.session_state.setdefault(COUNT, MIN_CONFIGS)
+    for i in range(MAX_CONFIGS):
+        if st.session_state.get(strategy_key(i)) not in names:
+            st.session_state[strategy_key(i)] = names[i % len(names)]
+
+
+def save_setup(count: int, strategies: Sequence[str]) -> None:
+    """Remember the set-up outside widget state (see the module docstring)."""
+    saved = _saved()
+    saved[COUNT] = count
+    for i, name in enumerate(strategies):
+        saved[strategy_key(i)] = name
+
+
+def seed_defaults(i: int, cls: type[Strategy], ws: Workspace, budget: int | None) -> None:
+    """Once per (configuration, strategy, chat): start from :func:`comparable_defaults`."""
+    seeded: set[tuple[str, str, str]] = st.session_state.setdefault(SEEDED, set())
+    marker = (namespace(i), cls.name, ws.chat.slot)
+    if marker in seeded:
+        return
+    seeded.add(marker)
+    defaults = comparable_defaults(cls, ws.counted, budget)
+    if defaults:
+        apply_params(namespace(i), cls.name, ws.chat.slot, defaults, ws)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCost:
+    """USD of every call of the chat replayed with one configuration (None: no price)."""
+
+    without_cache: float | None
+    with_cache: float | None
+
+
+def session_cost(
+    strategy: Strategy, ws: Workspace, backend: Backend | None, *, allowed: bool = True
+) -> SessionCost | None:
+    """The replayed session's cost, cached per chat, model, configuration and summarizer.
+
+    None when it is not computed: a summarizing configuration with a summarizer that is not
+    automatic (a paid endpoint is never called for a table cell) or when ``allowed`` is False
+    and the cost is not cached yet. Errors are shown and give None.
+    """
+    label = backend.label if backend is not None else ""
+    key = (ws.model, repr(strategy), label)
+    cache: dict[Any, tuple[CountedChat, SessionCost]] = st.session_state.setdefault(
+        "cmp.sessions", {}
+    )
+    hit = cache.get(key)
+    if hit is not None and hit[0] is ws.counted:
+        return hit[1]
+    if not allowed:
+        return None
+    summarizer = None
+    if strategy.uses_summarizer:
+        if backend is None or not backend.automatic:
+            return None
+        summarizer = backend.summarizer
+    try:
+        with st.spinner("Replaying every turn for the session cost…"):
+            rep = replay(
+                ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model
+            )
+    except (SummarizerError, CtxlabError) as exc:
+        st.error(str(exc))
+        return None
+    cost = SessionCost(rep.total_cost, rep.total_cost_with_cache)
+    if len(cache) >= 16:
+        cache.clear()
+    cache[key] = (ws.counted, cost)
+    return cost

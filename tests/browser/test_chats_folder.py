@@ -1,0 +1,105 @@
+"""A chat in the server's chats folder (CTXLAB_CHATS_DIR) opens with ?chat=NAME."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_support import EXCEPTION, open_app
+from playwright.sync_api import Page, expect
+
+from ctxlab.samples import generate_large_chat
+
+REPO = Path(__file__).resolve().parents[2]
+NAME = "folder_agent_chat"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def chats_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("chats")
+    messages = generate_large_chat(300, seed=7)
+    (folder / f"{NAME}.json").write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def folder_server(chats_folder: Path) -> Iterator[str]:
+    """A server of its own, started with CTXLAB_CHATS_DIR pointing at the test's folder."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CTXLAB_CHATS_DIR": str(chats_folder)}
+    log = chats_folder / "server.log"
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless=true",
+                "--server.address=127.0.0.1",
+                f"--server.port={port}",
+                "--browser.gatherUsageStats=false",
+                "--server.fileWatcherType=none",
+            ],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not _healthy(url):
+                assert process.poll() is None, log.read_text(encoding="utf-8")
+                assert time.monotonic() < deadline, "server not healthy after 60 s"
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def test_a_chat_of_the_folder_opens_by_name(
+    folder_server: str, chats_folder: Path, page: Page
+) -> None:
+    raw = json.loads((chats_folder / f"{NAME}.json").read_text(encoding="utf-8"))["messages"]
+    open_app(page, folder_server, query=f"chat={NAME}&strategy=window-drop")
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    expect(sidebar.get_by_text(f"{len(raw):,} messages", exact=False).first).to_be_visible()
+    expect(sidebar.get_by_text(f"{NAME} (chats folder").first).to_be_visible()
+    assert f"chat={NAME}" in page.url
+
+
+def test_a_path_in_the_url_never_opens_a_file(folder_server: str, page: Page) -> None:
+    open_app(page, folder_server, query="chat=../pyproject&strategy=window-drop")
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    assert "chat=..%2Fpyproject" not in page.url and "chat=../pyproject" not in page.url
