@@ -120,6 +120,16 @@ class Catalog:
     models: tuple[ModelInfo, ...]
     as_of: str
     sources: Mapping[str, str] = field(default_factory=dict)
+    _by_name: Mapping[str, ModelInfo] = field(init=False, repr=False, compare=False)
+    _by_key: Mapping[str, ModelInfo] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Lookup tables, built once: exact names, then normalized names (first entry wins).
+        object.__setattr__(self, "_by_name", {m.name: m for m in self.models})
+        by_key: dict[str, ModelInfo] = {}
+        for m in self.models:
+            by_key.setdefault(normalize_model_name(m.name), m)
+        object.__setattr__(self, "_by_key", by_key)
 
     def __iter__(self) -> Iterator[ModelInfo]:
         return iter(self.models)
@@ -135,15 +145,11 @@ class Catalog:
 
     def get(self, name: str) -> ModelInfo | None:
         """The entry for ``name`` (exact, then by :func:`normalize_model_name`), or None."""
-        by_name = {m.name: m for m in self.models}
-        hit = by_name.get(name)
+        hit = self._by_name.get(name)
         if hit is not None:
             return hit
         key = normalize_model_name(name)
-        hit = by_name.get(key)
-        if hit is not None:
-            return hit
-        return next((m for m in self.models if normalize_model_name(m.name) == key), None)
+        return self._by_name.get(key) or self._by_key.get(key)
 
     def by_provider(self) -> dict[str, list[ModelInfo]]:
         """Models grouped by provider, providers and models in file order."""

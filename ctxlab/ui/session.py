@@ -27,6 +27,7 @@ from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import list_conversations, load_chat
 from ctxlab.model import Message
+from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
     Strategy,
     build_strategy,
@@ -385,15 +386,15 @@ def _model_label(name: str) -> str:
     if info is None:
         return f"{name} (encoding only: no window)"
     approx = "" if info.is_exact else " · approximate count"
-    return f"{info.provider_title} · {name} · {info.context_window / 1000:,.0f}k window{approx}"
+    w = info.context_window
+    size = f"{w / 1_000_000:.3g}M" if w >= 1_000_000 else f"{w / 1000:,.0f}k"
+    return f"{info.provider_title} · {name} · {size} window{approx}"
 
 
 def model_caption(info: ModelInfo | None) -> str:
     """The sidebar's line under the model picker: window, maximum output and prices."""
     if info is None:
         return "A raw encoding: no model, so no context window or price is known."
-    from ctxlab.pricing import format_usd
-
     cached = (
         ""
         if info.cached_input_per_mtok is None

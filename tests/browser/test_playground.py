@@ -76,7 +76,7 @@ def test_a_shared_url_restores_chat_strategy_budget_and_metrics(
         "Support: refund and replacement with function calls"
     )
     expect(combobox(page, "Strategy")).to_have_value(get_strategy_class("window-drop").title)
-    expect(combobox(page, "Model / tokenizer")).to_have_value("gpt-4o")
+    expect(combobox(page, "Model / tokenizer")).to_have_value("OpenAI · gpt-4o · 128k window")
     assert slider_value(page, BUDGET) == "1,001"
     expect(page.get_by_label("Token budget", exact=True).first).to_have_value("1001")
     restored_kept, restored_sent = _kept(page), metric_value(page, "Tokens sent")
