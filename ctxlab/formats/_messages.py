@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ctxlab.formats._common import (
+    _MISSING,
     _ROLE_NAMES,
     _ROLES,
     _at,
@@ -27,6 +28,7 @@ from ctxlab.formats._common import (
     _compact_json,
     _duplicate_id,
     _fail,
+    _got,
     _kind,
     _opt_bool,
     _opt_str,
@@ -77,6 +79,14 @@ _ANTHROPIC_BLOCKS: Final = frozenset(
 _OPENAI_PARTS: Final = frozenset({"image_url", "input_audio", "file", "refusal", "input_image"})
 
 
+# Anthropic server tools: the call and its result arrive in the same assistant message.
+_SERVER_CALLS: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+# Keys of server-tool results that are opaque to a reader (still billed, not shown).
+_OPAQUE_KEYS: Final = frozenset(
+    {"type", "encrypted_content", "encrypted_index", "signature", "tool_use_id", "media_type"}
+)
+
+
 @dataclasses.dataclass(slots=True)
 class _Content:
     """What a message's ``content`` holds once read."""
@@ -88,13 +98,29 @@ class _Content:
     thinking: list[Any] = dataclasses.field(default_factory=list)
 
 
-def _read_content(value: object, where: str, *, nested: bool = False) -> _Content:
+def _read_content(
+    value: object, where: str, *, nested: bool = False, unknown: dict[str, str] | None = None
+) -> _Content:
     """Read ``content``: a string, null, or a list of content parts / blocks.
 
-    Text parts are joined with ``"\\n"``; other parts become placeholders, except Anthropic
-    ``tool_use`` (-> a tool call), ``tool_result`` (-> a separate tool message, unless
-    ``nested``: a tool result inside a tool result is only a placeholder) and thinking blocks
-    (dropped from the text, kept in ``thinking``).
+    Text parts are joined with ``"\\n"`` (a part's text is under ``text``, or ``value`` as
+    LLaMA-Factory writes it). Anthropic ``tool_use`` becomes a tool call and ``tool_result`` a
+    separate tool message (unless ``nested``: inside a tool result they are text).
+
+    Thinking (``thinking``, ``redacted_thinking``) is kept in ``thinking`` (the message's
+    ``extra``), shown apart and not counted: the Anthropic API strips thinking blocks of
+    previous assistant turns from the context window ("context_window = (input_tokens -
+    previous_thinking_tokens) + current_turn_tokens",
+    https://docs.anthropic.com/en/docs/build-with-claude/context-windows). Only the thinking of
+    an unfinished tool-use loop (the last assistant turn, answered by tool results) is counted
+    by the API; ctxlab does not count it, so such a request is undercounted by that much.
+
+    Server-tool blocks (``server_tool_use``, ``web_search_tool_result``,
+    ``web_fetch_tool_result``, code execution results, MCP) are text that is shown and counted:
+    the call's name and input, the results' titles, URLs, page text and output (opaque
+    ``encrypted_content`` excepted). Media become placeholders such as ``[image]``. Any other
+    block type is kept as ``[type] {its JSON}`` text, counted, and recorded in ``unknown``
+    (type -> the path of its first occurrence) so that the caller warns once per type.
     """
     if isinstance(value, str):
         return _Content(value)
@@ -115,9 +141,11 @@ def _read_content(value: object, where: str, *, nested: bool = False) -> _Conten
             what = "missing" if kind is None else _kind(kind)
             _fail(f"{where}[{j}].type", f"expected a content part type string, got {what}")
         if kind in _TEXT_PARTS:
-            text = part.get("text")
+            text = part.get("text", _MISSING)
+            if text is _MISSING and isinstance(part.get("value"), str):
+                text = part["value"]  # LLaMA-Factory's {"type": "text", "value": ...}
             if not isinstance(text, str):
-                _fail(f"{where}[{j}].text", f"expected a string, got {_kind(text)}")
+                _fail(f"{where}[{j}].text", f"expected a string, got {_got(text)}")
             texts.append(text)
         elif kind == "refusal":
             refusal = part.get("refusal")
@@ -127,11 +155,47 @@ def _read_content(value: object, where: str, *, nested: bool = False) -> _Conten
         elif kind == "tool_use" and not nested:
             out.tool_calls.append(_read_tool_use(part, f"{where}[{j}]"))
         elif kind == "tool_result" and not nested:
-            out.tool_results.append(_read_tool_result(part, f"{where}[{j}]"))
+            out.tool_results.append(_read_tool_result(part, f"{where}[{j}]", unknown))
+        elif kind in _PLACEHOLDERS:
+            texts.append(_PLACEHOLDERS[kind])
+        elif kind in _SERVER_CALLS or kind == "tool_use":  # (a tool_use here is nested)
+            texts.append(_server_call_text(part, f"{where}[{j}]"))
+        elif kind.endswith("_tool_result") or kind == "tool_result":
+            texts.append(_server_result_text(kind, part))
         else:
-            texts.append(_PLACEHOLDERS.get(kind) or f"[{kind}]")
+            if unknown is not None:
+                unknown.setdefault(kind, f"{where}[{j}]")
+            rest = {k: v for k, v in part.items() if k != "type"}
+            texts.append(
+                f"[{kind}] {_compact_json(rest, f'{where}[{j}]')}" if rest else f"[{kind}]"
+            )
     out.text = "\n".join(texts)
     return out
+
+
+def _server_call_text(block: dict[str, Any], where: str) -> str:
+    """``[server_tool_use] web_search({"query": ...})``: the call as the model wrote it."""
+    name = block.get("name")
+    args = _arguments(block.get("input"), f"{where}.input")
+    return f"[{block['type']}] {name if isinstance(name, str) else '?'}({args})"
+
+
+def _server_result_text(kind: str, block: dict[str, Any]) -> str:
+    """A server tool's result block as readable text: every string and number it holds (titles,
+    URLs, page text, stdout...), one ``key: value`` per line, opaque keys left out."""
+    lines = [f"[{kind}]"]
+    stack: list[tuple[str, object]] = [("", block.get("content"))]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((k, v) for k, v in reversed(list(value.items())) if k not in _OPAQUE_KEYS)
+        elif isinstance(value, list):
+            stack.extend((key, v) for v in reversed(value))
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            text = str(value)
+            if text:
+                lines.append(f"{key}: {text}" if key else text)
+    return "\n".join(lines)
 
 
 def _read_tool_use(block: dict[str, Any], where: str) -> ToolCall:
@@ -145,10 +209,13 @@ def _read_tool_use(block: dict[str, Any], where: str) -> ToolCall:
     )
 
 
-def _read_tool_result(block: dict[str, Any], where: str) -> tuple[str | None, str, bool]:
+def _read_tool_result(
+    block: dict[str, Any], where: str, unknown: dict[str, str] | None = None
+) -> tuple[str | None, str, bool]:
     """An Anthropic ``tool_result`` block as (tool_use_id, text, is_error)."""
     call_id = _opt_str(block.get("tool_use_id"), f"{where}.tool_use_id")
-    text = _read_content(block.get("content"), f"{where}.content", nested=True).text
+    content = _read_content(block.get("content"), f"{where}.content", nested=True, unknown=unknown)
+    text = content.text
     return call_id, text, _opt_bool(block.get("is_error"), f"{where}.is_error")
 
 
@@ -291,7 +358,7 @@ def _first(pair: tuple[str, Any]) -> str:
 
 
 def _read_message(
-    m: object, where: str, trusted: bool, position: int
+    m: object, where: str, trusted: bool, position: int, unknown: dict[str, str] | None = None
 ) -> tuple[list[Message], str | None]:
     """The message(s) one source message stands for, and the source's own id (or None).
 
@@ -314,7 +381,7 @@ def _read_message(
     elif raw is None:
         text = ""
     else:
-        content = _read_content(raw, _at(where, ".content"))
+        content = _read_content(raw, _at(where, ".content"), unknown=unknown)
         text = content.text
     name = m.get("name")
     if name is not None and not isinstance(name, str):
@@ -419,12 +486,14 @@ def _read_messages(
     *,
     trusted: bool,
     lead: Message | None = None,
+    unknown: dict[str, str] | None = None,
 ) -> tuple[Message, ...]:
     """Messages from OpenAI-shaped message objects, in one pass.
 
     ``path_of(i)`` names item ``i`` in errors (``$.messages[3]`` or ``line 4``); ``trusted``
     says the items came from the JSON parser, so ``extra`` values need no check; ``lead`` is a
-    message put first (a top-level system prompt). Own ids must be unique (else the error names
+    message put first (a top-level system prompt); ``unknown`` collects unknown block types
+    (see :func:`_read_content`). Own ids must be unique (else the error names
     both places); assigned ids ``m<position>`` step around own ids.
     """
     out: list[Message] = [] if lead is None else [lead]
@@ -466,7 +535,7 @@ def _read_messages(
                             given[own] = (i, len(out))
                         append(plain)
                         continue
-        msgs, own_id = _read_message(m, path_of(i), trusted, len(out))
+        msgs, own_id = _read_message(m, path_of(i), trusted, len(out), unknown)
         if own_id is not None:
             if own_id in given:
                 _duplicate_id(own_id, given[own_id][0], i, path_of)
@@ -486,3 +555,11 @@ def _messages_list(value: object, where: str) -> list[Any]:
         what = "missing" if msgs is None else _kind(msgs)
         _fail(_at(where, ".messages"), f"expected a list of messages, got {what}")
     return msgs
+
+
+def _unknown_warnings(unknown: dict[str, str]) -> tuple[str, ...]:
+    """One warning per unknown block type, naming where it first occurs."""
+    return tuple(
+        f"{where}: unknown content block type {kind!r}, kept as text and counted"
+        for kind, where in unknown.items()
+    )

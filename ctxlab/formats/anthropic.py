@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlab.formats._common import _index_path
-from ctxlab.formats._messages import _messages_list, _read_content, _read_messages
+from ctxlab.formats._messages import (
+    _messages_list,
+    _read_content,
+    _read_messages,
+    _unknown_warnings,
+)
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._tools import read_tools
 from ctxlab.formats._usage import read_usage
@@ -24,16 +29,18 @@ from ctxlab.model import Message, Role
 def read(doc: Document, options: ReadOptions) -> LoadedChat:
     """The conversation of a request body, or the one message of a response."""
     value = doc.value
+    unknown: dict[str, str] = {}
     if isinstance(value, list):
-        messages = _read_messages(value, _index_path("$"), trusted=doc.trusted)
-        return LoadedChat(messages, format="anthropic")
+        messages = _read_messages(value, _index_path("$"), trusted=doc.trusted, unknown=unknown)
+        return LoadedChat(messages, warnings=_unknown_warnings(unknown), format="anthropic")
     if _is_response(value):
         one = {"role": value.get("role", "assistant"), "content": value.get("content")}
         if isinstance(value.get("id"), str):
             one["id"] = value["id"]
-        messages = _read_messages([one], lambda _: "$", trusted=doc.trusted)
+        messages = _read_messages([one], lambda _: "$", trusted=doc.trusted, unknown=unknown)
         usage = read_usage(value.get("usage"), "$.usage", messages[-1].id, "anthropic")
-        return LoadedChat(messages, usage=usage, format="anthropic")
+        warnings = _unknown_warnings(unknown)
+        return LoadedChat(messages, usage=usage, warnings=warnings, format="anthropic")
     msgs = _messages_list(value, "$")
     assert isinstance(value, dict)  # checked by _messages_list
     lead = None
@@ -42,8 +49,11 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
         text = _read_content(system, "$.system", nested=True).text
         if text:
             lead = Message(Role.SYSTEM, text, "m0")
-    messages = _read_messages(msgs, _index_path("$.messages"), trusted=doc.trusted, lead=lead)
-    return LoadedChat(messages, read_tools(value.get("tools"), "$.tools"), format="anthropic")
+    messages = _read_messages(
+        msgs, _index_path("$.messages"), trusted=doc.trusted, lead=lead, unknown=unknown
+    )
+    tools = read_tools(value.get("tools"), "$.tools")
+    return LoadedChat(messages, tools, warnings=_unknown_warnings(unknown), format="anthropic")
 
 
 def _is_response(value: object) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlab.formats._common import _index_path, _title
-from ctxlab.formats._messages import _messages_list, _read_messages
+from ctxlab.formats._messages import _messages_list, _read_messages, _unknown_warnings
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._tools import read_tools
 from ctxlab.formats._values import LoadedChat
@@ -19,14 +19,16 @@ from ctxlab.model import Message
 OPENAI_MARKS = frozenset({"messages", "role", "content", "tool_calls", "tool_call_id", "model"})
 
 
-def _load_openai(value: object, trusted: bool) -> tuple[Message, ...]:
+def _load_openai(
+    value: object, trusted: bool, unknown: dict[str, str] | None = None
+) -> tuple[Message, ...]:
     """The messages of an OpenAI chat value (see the module docstring)."""
     if isinstance(value, list):
-        return _read_messages(value, _index_path("$"), trusted=trusted)
+        return _read_messages(value, _index_path("$"), trusted=trusted, unknown=unknown)
     if isinstance(value, dict) and "messages" not in value and "role" in value:
-        return _read_messages([value], lambda _: "$", trusted=trusted)
+        return _read_messages([value], lambda _: "$", trusted=trusted, unknown=unknown)
     msgs = _messages_list(value, "$")
-    return _read_messages(msgs, _index_path("$.messages"), trusted=trusted)
+    return _read_messages(msgs, _index_path("$.messages"), trusted=trusted, unknown=unknown)
 
 
 def _raw_title(msgs: object) -> str:
@@ -46,9 +48,10 @@ def _raw_title(msgs: object) -> str:
 def read(doc: Document, options: ReadOptions) -> LoadedChat:
     """The chat and its ``tools``."""
     value = doc.value
-    messages = _load_openai(value, doc.trusted)
+    unknown: dict[str, str] = {}
+    messages = _load_openai(value, doc.trusted, unknown)
     tools = read_tools(value.get("tools"), "$.tools") if isinstance(value, dict) else ()
-    return LoadedChat(messages, tools, format="openai")
+    return LoadedChat(messages, tools, warnings=_unknown_warnings(unknown), format="openai")
 
 
 def sniff(value: Any) -> bool:
