@@ -14,8 +14,11 @@ the messages. Invariants:
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
+
+import orjson
 
 from ctxlab.formats._common import (
     _MISSING,
@@ -152,6 +155,10 @@ def _read_content(
             texts.append(f"[refusal: {refusal}]" if isinstance(refusal, str) else "[refusal]")
         elif kind in _THINKING_PARTS:
             out.thinking.append(part)
+        elif kind == "reasoning" and isinstance(part.get("value"), str):
+            out.thinking.append(part)  # LLaMA-Factory's reasoning part: thinking, not counted
+        elif kind == "tool_call" and isinstance(part.get("value"), str) and not nested:
+            out.tool_calls.extend(_calls_from_text(part["value"], f"{where}[{j}].value"))
         elif kind == "tool_use" and not nested:
             out.tool_calls.append(_read_tool_use(part, f"{where}[{j}]"))
         elif kind == "tool_result" and not nested:
@@ -563,3 +570,79 @@ def _unknown_warnings(unknown: dict[str, str]) -> tuple[str, ...]:
         f"{where}: unknown content block type {kind!r}, kept as text and counted"
         for kind, where in unknown.items()
     )
+
+
+def _calls_from_text(text: str, where: str) -> list[ToolCall]:
+    """Tool calls written as JSON text ``{"name", "arguments"}`` (or a list of those), as
+    ShareGPT ``function_call`` turns and LLaMA-Factory ``tool_call`` parts hold them.
+
+    Their ids are None (the file has none): :func:`_pair_by_order` gives calls and results
+    matching ids. Text that is not such JSON is a ChatFormatError naming the place.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        _fail(where, f'expected a JSON tool call {{"name", "arguments"}}, got text ({exc.msg})')
+    items = value if isinstance(value, list) else [value]
+    calls = []
+    for k, item in enumerate(items):
+        here = f"{where}[{k}]" if isinstance(value, list) else where
+        if not isinstance(item, dict):
+            _fail(here, f'expected a tool call object {{"name", "arguments"}}, got {_kind(item)}')
+        name = item.get("name", _MISSING)
+        if not isinstance(name, str):
+            _fail(f"{here}.name", f"expected a tool name string, got {_got(name)}")
+        args = _arguments(item.get("arguments", item.get("parameters")), f"{here}.arguments")
+        calls.append(_new_tool_call(None, name, args, "function"))
+    return calls
+
+
+def _pair_by_order(messages: Sequence[Message], prefix: str = "call_") -> tuple[Message, ...]:
+    """Id-less tool calls get ids ``<prefix><n>``; id-less tool results answer the earliest
+    unanswered of them, in order. Messages with ids are left as they are.
+
+    One id-less result whose text is a JSON list of 2 or more objects while as many calls wait
+    (LLaMA-Factory writes parallel results so) becomes one tool message per object, each holding
+    that object's JSON (ids ``<id>.<k>``), so that every call is answered.
+    """
+    if not any(tc.id is None for m in messages for tc in m.tool_calls):
+        return tuple(messages)
+    out: list[Message] = []
+    waiting: list[str] = []
+    made = 0
+    for m in messages:
+        if m.tool_calls and any(tc.id is None for tc in m.tool_calls):
+            calls = []
+            for tc in m.tool_calls:
+                if tc.id is None:
+                    made += 1
+                    tc = ToolCall(f"{prefix}{made}", tc.name, tc.arguments, tc.type)
+                    waiting.append(tc.id)  # type: ignore[arg-type]
+                calls.append(tc)
+            m = m.replace(tool_calls=tuple(calls))
+        elif m.role is Role.TOOL and m.tool_call_id is None and waiting:
+            parts = _result_list(m.content, len(waiting))
+            if parts:
+                for k, part in enumerate(parts):
+                    out.append(
+                        m.replace(id=f"{m.id}.{k}", content=part, tool_call_id=waiting.pop(0))
+                    )
+                continue
+            m = m.replace(tool_call_id=waiting.pop(0))
+        out.append(m)
+    return tuple(out)
+
+
+def _result_list(text: str, waiting: int) -> list[str]:
+    """The items of a JSON list of 2..``waiting`` objects, each as JSON text; else ``[]``."""
+    if waiting < 2 or not text.startswith("["):
+        return []
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    if not isinstance(value, list) or not 2 <= len(value) <= waiting:
+        return []
+    if not all(isinstance(item, dict) for item in value):
+        return []
+    return [json.dumps(item, ensure_ascii=False) for item in value]

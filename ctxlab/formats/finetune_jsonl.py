@@ -1,7 +1,10 @@
 """Fine-tuning JSONL (``finetune-jsonl``): one ``{"messages": [...]}`` conversation per line.
 
 Each line is a conversation; only the chosen one is parsed. A parsed list of such objects (the
-same data as JSON) is read alike. A line's ``tools`` are its tool definitions.
+same data as JSON) is read alike. A line's ``tools`` (a list, or that list as JSON text) are its
+tool definitions. LLaMA-Factory's parts (``{"type": "text" | "reasoning" | "tool_call",
+"value"}``) are read: text is text, reasoning is thinking (``extra``), tool calls are real
+calls; id-less calls and results are paired in order (``call_<n>``).
 """
 
 from __future__ import annotations
@@ -9,7 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlab.formats._common import _at, _fail, _index_path, _kind, _pick_conversation
-from ctxlab.formats._messages import _messages_list, _read_messages
+from ctxlab.formats._messages import (
+    _messages_list,
+    _pair_by_order,
+    _read_messages,
+    _unknown_warnings,
+)
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._source import _parse_json
 from ctxlab.formats._tools import read_tools
@@ -32,9 +40,15 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
         item, where = value[k], f"$[{k}]"
         base, trusted = _at(where, ".messages"), doc.trusted
     msgs = _messages_list(item, where)
-    messages = _read_messages(msgs, _index_path(base), trusted=trusted)
+    unknown: dict[str, str] = {}
+    messages = _read_messages(msgs, _index_path(base), trusted=trusted, unknown=unknown)
     tools = read_tools(item.get("tools"), _at(where, ".tools"))
-    return LoadedChat(messages, tools, format="finetune-jsonl")
+    return LoadedChat(
+        _pair_by_order(messages),
+        tools,
+        warnings=_unknown_warnings(unknown),
+        format="finetune-jsonl",
+    )
 
 
 def sniff(value: Any) -> bool:

@@ -40,7 +40,7 @@ def _raw_title(msgs: object) -> str:
                 if isinstance(content, str):
                     return _title(content)
                 if isinstance(content, list):
-                    texts = [b.get("text") for b in content if isinstance(b, dict)]
+                    texts = [b.get("text", b.get("value")) for b in content if isinstance(b, dict)]
                     return _title(" ".join(t for t in texts if isinstance(t, str)))
     return ""
 

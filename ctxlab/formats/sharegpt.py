@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ctxlab.errors import ChatFormatError
 from ctxlab.formats._common import (
     _at,
     _check_json,
@@ -18,9 +19,11 @@ from ctxlab.formats._common import (
     _read_id,
     _title,
 )
+from ctxlab.formats._messages import _calls_from_text, _pair_by_order
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
+from ctxlab.formats._tools import read_tools
 from ctxlab.formats._values import LoadedChat
-from ctxlab.model import Message, Role
+from ctxlab.model import Message, Role, ToolCall
 
 _SHAREGPT_ROLES: Final[dict[str, Role]] = {
     "human": Role.USER,
@@ -40,11 +43,17 @@ _SHAREGPT_ROLES: Final[dict[str, Role]] = {
 }
 
 
-def _load_sharegpt(value: object, conversation: int | str | None) -> tuple[Message, ...]:
+def _load_sharegpt(value: object, conversation: int | str | None) -> LoadedChat:
     """ShareGPT: ``{"conversations": [{"from", "value"}, ...]}`` or a list of those.
 
     An optional top-level ``system`` string becomes a leading system message; keys of a turn
-    other than ``from``/``value`` are kept in ``extra``.
+    other than ``from``/``value`` are kept in ``extra``. Tool turns, as Glaive and
+    LLaMA-Factory write them: a ``function_call`` turn's value is JSON ``{"name",
+    "arguments"}`` (or a list of those) and becomes an assistant message with real tool calls;
+    ``observation`` (``function_response``, ``tool``, ``function``) turns are their results.
+    The file has no ids, so calls get ``call_<n>`` and each result answers the earliest
+    unanswered call (a ``function_call`` value that is not such JSON stays assistant text, with
+    a warning). ``tools`` (a JSON list, or that list as text) are the tool definitions.
     """
     where = "$"
     item = value
@@ -59,6 +68,8 @@ def _load_sharegpt(value: object, conversation: int | str | None) -> tuple[Messa
         what = "missing" if turns is None else _kind(turns)
         _fail(_at(where, ".conversations"), f"expected a list of turns, got {what}")
     out: list[Message] = []
+    warnings: list[str] = []
+    tools = read_tools(item.get("tools"), _at(where, ".tools"))
     system = _opt_str(item.get("system"), _at(where, ".system"))
     if system:
         out.append(Message(Role.SYSTEM, system, "m0"))
@@ -79,8 +90,16 @@ def _load_sharegpt(value: object, conversation: int | str | None) -> tuple[Messa
         )
         for k, v in extra:
             _check_json(v, f"{here}.{k}")
-        out.append(Message(role, text, f"m{len(out)}", extra=tuple(extra)))
-    return tuple(out)
+        calls: list[ToolCall] = []
+        if speaker.lower() == "function_call":
+            try:
+                calls = _calls_from_text(text, f"{here}.value")
+            except ChatFormatError as exc:
+                warnings.append(f"{exc}; kept as assistant text")
+            else:
+                text = ""
+        out.append(Message(role, text, f"m{len(out)}", tool_calls=tuple(calls), extra=tuple(extra)))
+    return LoadedChat(_pair_by_order(out), tools, warnings=tuple(warnings), format="sharegpt")
 
 
 def _sharegpt_title(turns: object) -> str:
@@ -94,7 +113,7 @@ def _sharegpt_title(turns: object) -> str:
 
 def read(doc: Document, options: ReadOptions) -> LoadedChat:
     """The chosen conversation (the first of a list by default)."""
-    return LoadedChat(_load_sharegpt(doc.value, options.conversation), format="sharegpt")
+    return _load_sharegpt(doc.value, options.conversation)
 
 
 def sniff(value: Any) -> bool:
