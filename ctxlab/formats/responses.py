@@ -218,7 +218,8 @@ def _join(content: object, text: str) -> str:
 
 
 def _reasoning_texts(item: dict[str, Any]) -> list[str]:
-    """The readable text of a reasoning item: its summary, then any reasoning text."""
+    """The readable text of a reasoning item: its summary, then any reasoning text; only
+    encrypted content is shown as its size."""
     out: list[str] = []
     for key in ("summary", "content"):
         parts = item.get(key)
@@ -226,6 +227,9 @@ def _reasoning_texts(item: dict[str, Any]) -> list[str]:
             out.extend(
                 p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
             )
+    encrypted = item.get("encrypted_content")
+    if not out and isinstance(encrypted, str) and encrypted:
+        out.append(f"[encrypted reasoning, {len(encrypted):,} characters]")
     return out
 
 
