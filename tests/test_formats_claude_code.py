@@ -158,8 +158,10 @@ def test_tool_use_result_sidecars_are_not_counted_twice() -> None:
         for b in d["message"]["content"]:
             if b.get("type") == "tool_result":
                 content = b["content"]
-                text = content if isinstance(content, str) else "\n".join(
-                    p["text"] for p in content if p.get("type") == "text"
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else "\n".join(p["text"] for p in content if p.get("type") == "text")
                 )
                 assert results[b["tool_use_id"]] == text
 
@@ -187,8 +189,9 @@ def test_a_last_line_cut_off_mid_write_loads_the_rest_with_a_warning(tmp_path: P
     path.write_bytes(cut)
     loaded = load_chat_file(path)
     assert loaded.messages == load_chat(SESSION)
-    assert loaded.warnings == (f"line {len(lines) + 1}: the last line is cut off (not complete "
-                               "JSON); skipped it",)
+    assert loaded.warnings == (
+        f"line {len(lines) + 1}: the last line is cut off (not complete JSON); skipped it",
+    )
     # A bad line elsewhere is damage, not a crash: an error naming the line.
     path.write_bytes(lines[0] + b"\n{broken\n" + b"\n".join(lines[1:]))
     with pytest.raises(ChatFormatError) as err:

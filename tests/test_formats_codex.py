@@ -100,6 +100,7 @@ def test_developer_items_keep_their_role_and_reasoning_is_kept_apart() -> None:
     reasoning = items(TWO, "reasoning")
     assert reasoning and all(r["summary"] == [] for r in reasoning)
     kept = [dict(m.extra).get("reasoning") for m in messages if m.role is Role.ASSISTANT]
-    assert kept == [[f"[encrypted reasoning, {len(r['encrypted_content']):,} characters]"]
-                    for r in reasoning]
+    assert kept == [
+        [f"[encrypted reasoning, {len(r['encrypted_content']):,} characters]"] for r in reasoning
+    ]
     assert not any("encrypted" in m.content for m in messages)
