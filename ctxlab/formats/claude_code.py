@@ -74,6 +74,8 @@ def sniff_line(first: Any) -> bool:
     if not isinstance(first, dict) or "payload" in first:
         return False
     kind = first.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in ("summary", "file-history-snapshot", "queue-operation"):
         return True
     return kind in _RECORD_TYPES and any(k in first for k in _MARK_KEYS)

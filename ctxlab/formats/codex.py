@@ -35,11 +35,10 @@ _LINE_TYPES: Final = frozenset(
 
 
 def sniff_line(first: Any) -> bool:
-    return (
-        isinstance(first, dict)
-        and first.get("type") in _LINE_TYPES
-        and isinstance(first.get("payload"), dict)
-    )
+    if not isinstance(first, dict) or not isinstance(first.get("payload"), dict):
+        return False
+    kind = first.get("type")
+    return isinstance(kind, str) and kind in _LINE_TYPES
 
 
 def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:

@@ -292,7 +292,7 @@ def _looks_like_items(items: list[Any]) -> bool:
     for item in items[:50]:
         if isinstance(item, dict):
             kind = item.get("type")
-            if kind in ITEM_TYPES or kind in _BUILT_IN:
+            if isinstance(kind, str) and (kind in ITEM_TYPES or kind in _BUILT_IN):
                 return kind != "message" or "role" in item
     return False
 
