@@ -8,8 +8,15 @@ import pytest
 
 from ctxlab import formats
 from ctxlab.errors import ChatFormatError
-from ctxlab.formats import FORMATS, ChatFormat, LoadedChat, format_help, load_chat, load_chat_file
-from ctxlab.formats import _registry
+from ctxlab.formats import (
+    FORMATS,
+    ChatFormat,
+    LoadedChat,
+    _registry,
+    format_help,
+    load_chat,
+    load_chat_file,
+)
 from ctxlab.model import Message, Role
 
 
