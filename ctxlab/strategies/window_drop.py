@@ -35,7 +35,7 @@ def _first_fitting_round(chat: CountedChat, stop: int, rounds: int, budget: int)
     """
     prefix = chat.prefix
     # tokens(starts[k], stop) <= budget  <=>  prefix[starts[k]] >= prefix[stop] + priming - budget
-    threshold = prefix[stop] + chat.reply_priming - budget
+    threshold = prefix[stop] + chat.fixed - budget
     k = bisect_left(chat.starts, threshold, 0, rounds, key=lambda s: prefix[s])
     return min(k, rounds - 1)
 
@@ -106,7 +106,7 @@ class WindowDrop(Strategy):
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         rounds = chat.rounds_in_prefix(stop)
         if rounds == 0:
-            return Projection(0, chat.reply_priming, start=stop, end=stop)
+            return Projection(0, chat.fixed, start=stop, end=stop)
         cut = chat.starts[_first_fitting_round(chat, stop, rounds, self.budget)]
         return Projection(stop - cut, chat.tokens(cut, stop), start=cut, end=stop)
 
