@@ -467,6 +467,7 @@ def test_formats_constant() -> None:
         "responses",
         "gemini",
         "chat-completion",
+        "claude-ai-export",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}

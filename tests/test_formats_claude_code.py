@@ -212,3 +212,11 @@ def test_sub_agent_files_are_found_beside_a_copied_session(tmp_path: Path) -> No
 def test_a_folder_without_sessions_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ChatFormatError, match="folder"):
         load_chat(tmp_path)
+
+
+def test_a_pasted_session_reads_as_the_file_does() -> None:
+    """The app's paste box gives text with no file name; upload gives bytes and a name."""
+    assert load_chat(SESSION.read_text()) == load_chat(SESSION)
+    assert load_chat(SESSION.read_bytes(), name="upload.jsonl") == load_chat(SESSION)
+    codex = HERE.parent / "codex" / "turn_two.jsonl"
+    assert load_chat(codex.read_text()) == load_chat(codex)

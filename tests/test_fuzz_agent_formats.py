@@ -34,6 +34,7 @@ FILES: dict[str, str] = {
     "anthropic_server_tools/thinking_request.json": "anthropic",
     "llama_factory/glaive_toolcall_first3.json": "sharegpt",
     "llama_factory/reason_tool_use_first3.jsonl": "finetune-jsonl",
+    "claude_ai_export/conversations.json": "claude-ai-export",
 }
 KEYS = st.sampled_from(
     [
@@ -143,6 +144,11 @@ def test_random_jsonl_lines_load_or_name_the_place(lines: list[dict[str, Any]], 
 
 
 @settings(max_examples=150, deadline=None)
-@given(JSON, st.sampled_from(["responses", "gemini", "chat-completion", "anthropic", "sharegpt"]))
+@given(
+    JSON,
+    st.sampled_from(
+        ["responses", "gemini", "chat-completion", "anthropic", "sharegpt", "claude-ai-export"]
+    ),
+)
 def test_random_values_load_or_name_the_place(value: Any, fmt: str) -> None:
     check(json.dumps(value).encode(), "x.json", fmt)
