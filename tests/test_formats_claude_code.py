@@ -176,9 +176,12 @@ def test_meta_lines_stay_flagged(tmp_path: Path) -> None:
         "message": {"role": "user", "content": "Caveat: local command output follows."},
     }
     path = tmp_path / "s.jsonl"
-    path.write_text(json.dumps(meta) + "\n" + json.dumps({**meta, "isMeta": False, "uuid": "u1"}))
-    first, second = load_chat(path)
+    summary = {**meta, "isMeta": False, "isCompactSummary": True, "uuid": "u2"}
+    plain = {**meta, "isMeta": False, "uuid": "u1"}
+    path.write_text("\n".join(json.dumps(r) for r in (meta, plain, summary)))
+    first, second, third = load_chat(path)
     assert dict(first.extra) == {"claude_code_meta": True} and second.extra == ()
+    assert dict(third.extra) == {"claude_code_compact_summary": True}
 
 
 def test_a_last_line_cut_off_mid_write_loads_the_rest_with_a_warning(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ read:
   first timestamp); ``conversation`` picks one by id, index, or ``<session>/<conversation>``.
 * ``summary`` records give a session its title. ``isMeta`` user records (caveats Claude Code
   injects) are sent to the model, so they stay, flagged ``claude_code_meta`` in ``extra``. The
+  summary ``/compact`` leaves (``isCompactSummary``) is flagged ``claude_code_compact_summary``;
+  the history before it stays in the file order (the reader does not drop it). The
   ``toolUseResult`` record key repeats the tool result in structured form for the UI: it is not
   read, so that nothing is counted twice.
 * A last line cut off mid-write (Claude Code crashed) is skipped with a warning naming it.
@@ -55,6 +57,7 @@ _RECORD_TYPES: Final = frozenset(
     }
 )
 _MARK_KEYS: Final = ("sessionId", "parentUuid", "leafUuid", "isSidechain")
+_HEAD_BYTES: Final = 256 * 1024
 
 Record = tuple[int, dict[str, Any]]
 
@@ -214,6 +217,8 @@ def _read_thread(
             entry["id"] = ident
         if d.get("isMeta") is True:
             entry["claude_code_meta"] = True
+        if d.get("isCompactSummary") is True:  # the summary /compact left in place of history
+            entry["claude_code_compact_summary"] = True
         if isinstance(own, str):
             position[own] = len(api)
             if message.get("usage") is not None:
@@ -254,12 +259,26 @@ def _load_session(
     return LoadedChat(messages, usage=usage, warnings=warnings + notes, format="claude-code")
 
 
+def _head_records(path: Path) -> list[Record]:
+    """The complete records in the first :data:`_HEAD_BYTES` of a session (for its listing)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_HEAD_BYTES)
+    except OSError as exc:
+        _fail(None, f"cannot read {str(path)!r}: {exc.strerror or exc}")
+    if len(head) == _HEAD_BYTES:
+        head = head[: head.rfind(b"\n") + 1]  # the last line may go on
+    lines = tuple(_jsonl_lines(_strip_bom(head))) if head.strip() else ()
+    records, _ = _records(lines) if lines else ([], ())
+    return records
+
+
 def _folder_sessions(folder: Path) -> list[tuple[str, str, str, Path]]:
-    """``(session id, title, first timestamp, path)`` of each session, newest first."""
+    """``(session id, title, first timestamp, path)`` of each session, newest first; only the
+    head of each file is read, so listing a large project stays quick."""
     out = []
     for path in _session_files(folder):
-        lines = _file_lines(path)
-        records, _ = _records(lines) if lines else ([], ())
+        records = _head_records(path)
         stamp = next(
             (d["timestamp"] for _, d in records if isinstance(d.get("timestamp"), str)), ""
         )
