@@ -19,9 +19,9 @@ from typing import Any, NoReturn, TextIO
 
 from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
 from ctxlab.formats import (
-    FORMATS,
     LoadedChat,
     format_help,
+    format_names,
     list_conversations,
     load_chat_file,
     messages_to_openai,
@@ -440,9 +440,9 @@ def _add_chat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
         default="auto",
-        choices=("auto", *FORMATS),
+        choices=("auto", *format_names()),
         metavar="F",
-        help=f"input format: auto (default) or one of {', '.join(FORMATS)}",
+        help=f"input format: auto (default) or one of {', '.join(format_names())}",
     )
     p.add_argument(
         "--conversation",

@@ -40,6 +40,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 import orjson
 
 from ctxlab.errors import ChatFormatError
+from ctxlab.formats import _registry
 from ctxlab.formats._common import _fail, _title
 from ctxlab.formats._detect import refine_openai
 from ctxlab.formats._dump import dump_chat, message_to_openai, messages_to_openai
@@ -55,7 +56,7 @@ from ctxlab.formats._registry import (
     ChatFormat,
     Document,
     ReadOptions,
-    discover,
+    discover_builtins,
     format_names,
     get_format,
     register,
@@ -87,6 +88,7 @@ __all__ = [
     "detect_format",
     "dump_chat",
     "format_help",
+    "format_names",
     "list_conversations",
     "load_chat",
     "load_chat_file",
@@ -100,18 +102,22 @@ ChatSource: TypeAlias = (
 )
 """What :func:`load_chat` reads: a path, raw bytes, JSON text, or an already-parsed JSON value."""
 
-discover()
+discover_builtins()
 
-FORMATS: Final[tuple[str, ...]] = format_names()
-"""The format names :func:`load_chat` accepts as ``fmt`` (besides ``"auto"``)."""
+FORMATS: Final[tuple[str, ...]] = tuple(
+    f.name for f in sorted(_registry._REGISTRY.values(), key=lambda f: (f.shown, f.name))
+)
+"""The built-in format names :func:`load_chat` accepts as ``fmt`` (besides ``"auto"``);
+:func:`format_names` adds those of installed plug-ins."""
 
 _JSONL_MODES: Final = ("auto", "messages", "conversations")
 _FAST_FORMATS: Final = frozenset({"auto", "openai", "ctxlab"})
 
 
 def format_help() -> list[tuple[str, str]]:
-    """``(name, one-line description)`` of every format, in the order of :data:`FORMATS`."""
-    return [(name, get_format(name).title) for name in FORMATS]
+    """``(name, one-line description)`` of every format (plug-ins included), in the order of
+    :func:`format_names`."""
+    return [(name, get_format(name).title) for name in format_names()]
 
 
 def _check_options(fmt: str, jsonl_mode: str) -> None:

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import importlib.metadata
-import pkgutil
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ __all__ = [
     "Document",
     "ReadOptions",
     "discover",
+    "discover_builtins",
     "format_names",
     "get_format",
     "register",
@@ -100,7 +100,8 @@ class ChatFormat:
 
 
 _REGISTRY: dict[str, ChatFormat] = {}
-_DISCOVERED = False
+_BUILTINS_LOADED = False
+_PLUGINS_LOADED = False
 _LOCK = threading.RLock()
 
 
@@ -113,20 +114,39 @@ def register(fmt: ChatFormat) -> ChatFormat:
     return fmt
 
 
-def discover() -> None:
-    """Import every format module of this package, then the entry points' (once)."""
-    global _DISCOVERED
+def discover_builtins() -> None:
+    """Import every format module of this package (once); cheap, done on import."""
+    global _BUILTINS_LOADED
     with _LOCK:
-        if _DISCOVERED:
+        if _BUILTINS_LOADED:
             return
         import ctxlab.formats as package
 
-        for info in pkgutil.iter_modules(package.__path__):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
-        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        # A plain directory listing: pkgutil would import zipimport machinery at import time.
+        names = sorted(
+            entry.name.removesuffix(".py")
+            for folder in package.__path__
+            for entry in os.scandir(folder)
+            if entry.name.endswith(".py") and not entry.name.startswith("_")
+        )
+        for name in names:
+            importlib.import_module(f"{package.__name__}.{name}")
+        _BUILTINS_LOADED = True
+
+
+def discover() -> None:
+    """The built-in formats, then the entry points' (once, on first use: scanning installed
+    packages costs tens of milliseconds, which ``import ctxlab`` does not pay)."""
+    global _PLUGINS_LOADED
+    discover_builtins()
+    with _LOCK:
+        if _PLUGINS_LOADED:
+            return
+        _PLUGINS_LOADED = True
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group=ENTRY_POINT_GROUP):
             entry.load()
-        _DISCOVERED = True
 
 
 def registered() -> list[ChatFormat]:
