@@ -82,3 +82,19 @@ def test_unknown_blocks_are_kept_as_text_and_warned_about_once_per_type() -> Non
         "$.messages[0].content[0]: unknown content block type 'hologram', kept as text and counted",
         "$.messages[1].content[1]: unknown content block type 'smell', kept as text and counted",
     )
+
+
+def test_a_text_document_is_its_text_and_a_pdf_a_placeholder() -> None:
+    text_doc = {
+        "type": "document",
+        "title": "Notes",
+        "source": {"type": "text", "media_type": "text/plain", "data": "Buy milk."},
+    }
+    pdf = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"},
+    }
+    (message,) = load_chat(
+        {"system": "", "messages": [{"role": "user", "content": [text_doc, pdf]}]}
+    )
+    assert message.content == "[document Notes]\nBuy milk.\n[document]"

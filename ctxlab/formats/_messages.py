@@ -121,7 +121,8 @@ def _read_content(
     Server-tool blocks (``server_tool_use``, ``web_search_tool_result``,
     ``web_fetch_tool_result``, code execution results, MCP) are text that is shown and counted:
     the call's name and input, the results' titles, URLs, page text and output (opaque
-    ``encrypted_content`` excepted). Media become placeholders such as ``[image]``. Any other
+    ``encrypted_content`` excepted). A ``document`` with a text source is its text; media and
+    binary documents become placeholders such as ``[image]``. Any other
     block type is kept as ``[type] {its JSON}`` text, counted, and recorded in ``unknown``
     (type -> the path of its first occurrence) so that the caller warns once per type.
     """
@@ -163,6 +164,8 @@ def _read_content(
             out.tool_calls.append(_read_tool_use(part, f"{where}[{j}]"))
         elif kind == "tool_result" and not nested:
             out.tool_results.append(_read_tool_result(part, f"{where}[{j}]", unknown))
+        elif kind == "document" and _document_text(part) is not None:
+            texts.append(_document_text(part) or "")
         elif kind in _PLACEHOLDERS:
             texts.append(_PLACEHOLDERS[kind])
         elif kind in _SERVER_CALLS or kind == "tool_use":  # (a tool_use here is nested)
@@ -178,6 +181,21 @@ def _read_content(
             )
     out.text = "\n".join(texts)
     return out
+
+
+def _document_text(block: dict[str, Any]) -> str | None:
+    """An Anthropic ``document`` block with a plain-text source as the text the model reads
+    (``[document <title>]`` then the text); None for binary sources (a placeholder then)."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "text":
+        return None
+    data = source.get("data")
+    if not isinstance(data, str):
+        return None
+    title = block.get("title")
+    return (
+        f"[document {title}]\n{data}" if isinstance(title, str) and title else f"[document]\n{data}"
+    )
 
 
 def _server_call_text(block: dict[str, Any], where: str) -> str:
