@@ -56,3 +56,21 @@ def test_attachments_are_text_the_model_read_and_thinking_is_kept_apart() -> Non
     assert thinking not in last.content
     user, _ = load_chat(PATH, conversation=1)
     assert user.content == RAW[1]["chat_messages"][0]["text"] + "\n[file starter.jpg]"
+
+
+def test_the_current_branch_is_read_when_messages_form_a_tree() -> None:
+    root = "00000000-0000-4000-8000-000000000000"
+    conv = {
+        "uuid": "c",
+        "name": "edited",
+        "current_leaf_message_uuid": "a2",
+        "chat_messages": [
+            {"uuid": "u1", "sender": "human", "text": "first try", "parent_message_uuid": root},
+            {"uuid": "a1", "sender": "assistant", "text": "answer 1", "parent_message_uuid": "u1"},
+            {"uuid": "u2", "sender": "human", "text": "edited", "parent_message_uuid": root},
+            {"uuid": "a2", "sender": "assistant", "text": "answer 2", "parent_message_uuid": "u2"},
+        ],
+    }
+    assert [m.content for m in load_chat([conv])] == ["edited", "answer 2"]
+    del conv["current_leaf_message_uuid"]
+    assert len(load_chat([conv])) == 4  # no leaf: every message, in file order

@@ -4,6 +4,8 @@ A list of conversations (or one) ``{"uuid", "name", "chat_messages": [...]}``; e
 has ``sender`` (``human`` / ``assistant``), ``text`` and, in newer exports, ``content`` blocks,
 plus ``attachments`` (with the ``extracted_content`` the model read) and ``files``.
 
+* Edited or retried turns make the messages a tree: the current branch is read, from
+  ``current_leaf_message_uuid`` up the ``parent_message_uuid`` links (file order without them).
 * ``content`` blocks are read when present, else ``text``. claude.ai runs its tools itself, so
   one assistant message holds ``tool_use`` *and* ``tool_result`` blocks: it is split at each
   result into assistant message, tool message, assistant message..., in order, so calls and
@@ -109,6 +111,29 @@ def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, 
     return out
 
 
+def _branch(messages: list[Any], leaf: object) -> list[int]:
+    """Indices of the current branch: from ``current_leaf_message_uuid`` up the
+    ``parent_message_uuid`` links, root first; every message in file order when the export
+    has no such links (or they do not lead anywhere)."""
+    everything = list(range(len(messages)))
+    if not isinstance(leaf, str):
+        return everything
+    index = {
+        m["uuid"]: i
+        for i, m in enumerate(messages)
+        if isinstance(m, dict) and isinstance(m.get("uuid"), str)
+    }
+    chain: list[int] = []
+    seen: set[str] = set()
+    current: object = leaf
+    while isinstance(current, str) and current in index and current not in seen:
+        seen.add(current)
+        i = index[current]
+        chain.append(i)
+        current = messages[i].get("parent_message_uuid")
+    return chain[::-1] if chain else everything
+
+
 def _load(value: object, conversation: int | str | None) -> LoadedChat:
     convs = value if isinstance(value, list) else [value]
     k = _pick_conversation(conversation, len(convs), _labels(convs))
@@ -121,7 +146,8 @@ def _load(value: object, conversation: int | str | None) -> LoadedChat:
         _fail(f"{where}.chat_messages", f"expected a list of messages, got {_got(messages)}")
     api: list[dict[str, Any]] = []
     paths: list[str] = []
-    for i, message in enumerate(messages):
+    for i in _branch(messages, conv.get("current_leaf_message_uuid")):
+        message = messages[i]
         here = f"{where}.chat_messages[{i}]"
         if not isinstance(message, dict):
             _fail(here, f"expected a message object, got {_kind(message)}")
