@@ -25,6 +25,9 @@ read:
   ``toolUseResult`` record key repeats the tool result in structured form for the UI: it is not
   read, so that nothing is counted twice.
 * A last line cut off mid-write (Claude Code crashed) is skipped with a warning naming it.
+* Records are read in file order. The ``parentUuid`` links form a tree (parallel tool results
+  hang off their own call's line), and a session rewound to an earlier point forks it; the
+  reader does not prune such forks, so a rewound session shows both branches.
 """
 
 from __future__ import annotations
