@@ -223,3 +223,11 @@ def test_a_pasted_session_reads_as_the_file_does() -> None:
     assert load_chat(SESSION.read_bytes(), name="upload.jsonl") == load_chat(SESSION)
     codex = HERE.parent / "codex" / "turn_two.jsonl"
     assert load_chat(codex.read_text()) == load_chat(codex)
+
+
+def test_a_record_or_block_written_twice_is_read_once(tmp_path: Path) -> None:
+    lines = SUBAGENT.read_text().splitlines()
+    doubled = [lines[0], *lines[1:4], lines[2], *lines[4:]]  # line 3 again, later
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(doubled))
+    assert load_chat(path) == load_chat(SESSION, conversation="agent-a2271d1")

@@ -7,7 +7,8 @@ read:
 
 * **One API message, several lines.** Claude Code writes one line per content block, so the
   lines of one response share ``message.id``: they are merged, in order, into the first
-  (tool results that arrive between them follow the merged message). The message keeps that id,
+  (tool results that arrive between them follow the merged message; a block or a record, by
+  ``uuid``, written twice is read once). The message keeps that id,
   and its billed ``message.usage`` (the last line's, which is final) becomes a
   :class:`~ctxlab.formats.CallUsage`.
 * **Conversations.** The main thread (``isSidechain`` false) is the default conversation. Each
@@ -150,6 +151,8 @@ def _threads(records: list[Record], session_path: Path | None) -> list[_Thread]:
             chain_of[uuid] = chain
     out = [_Thread("main", _title(summary) or _records_title(main), tuple(main))]
     out.extend(_Thread(cid, _records_title(rs), tuple(rs)) for cid, rs in chains.items())
+    if len(out) > 1 and not any(d.get("type") in ("user", "assistant") for _, d in main):
+        out.pop(0)  # a sub-agent's own file: its chain is the conversation
     if session_path is not None:
         folder = session_path.with_suffix("") / "subagents"
         if folder.is_dir():
@@ -198,10 +201,16 @@ def _read_thread(
     line_of: list[int] = []
     position: dict[str, int] = {}  # message.id -> index in `api`
     usage: dict[str, tuple[int, Any]] = {}  # message.id -> (line, last usage seen)
+    seen: set[str] = set()  # record uuids: a record written twice is read once
     for n, d in records:
         kind = d.get("type")
         if kind not in ("user", "assistant"):
             continue
+        uuid = d.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in seen:
+                continue
+            seen.add(uuid)
         message = d.get("message")
         if not isinstance(message, dict):
             what = "missing" if message is None else _kind(message)
@@ -210,7 +219,9 @@ def _read_thread(
         own = message.get("id") if kind == "assistant" else None
         if isinstance(own, str) and own in position:
             merged = api[position[own]]
-            merged["content"] = _as_blocks(merged["content"]) + _as_blocks(content)
+            blocks = _as_blocks(merged["content"])
+            blocks += [b for b in _as_blocks(content) if b not in blocks]  # no block twice
+            merged["content"] = blocks
             if message.get("usage") is not None:
                 usage[own] = (n, message["usage"])
             continue
