@@ -231,3 +231,21 @@ def test_a_record_or_block_written_twice_is_read_once(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text("\n".join(doubled))
     assert load_chat(path) == load_chat(SESSION, conversation="agent-a2271d1")
+
+
+def test_a_damaged_session_in_a_folder_is_named_in_the_error(tmp_path: Path) -> None:
+    shutil.copytree(PROJECT, tmp_path / "p")
+    damaged = tmp_path / "p" / "94604a7b-062f-4369-bdf0-da948381c3e5.jsonl"
+    lines = damaged.read_text().splitlines()
+    damaged.write_text("\n".join([lines[0], "{oops", *lines[1:]]))
+    with pytest.raises(ChatFormatError) as err:
+        list_conversations(tmp_path / "p")
+    assert err.value.where == f"p: {damaged.name}: line 2"
+
+
+def test_parsed_records_that_are_not_json_are_an_error() -> None:
+    records = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    records[2]["odd"] = {1, 2}
+    with pytest.raises(ChatFormatError) as err:
+        load_chat(records, fmt="claude-code")
+    assert err.value.where == "$"

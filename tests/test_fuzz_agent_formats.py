@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.errors import ChatFormatError
-from ctxlab.formats import LoadedChat, load_chat_file
+from ctxlab.formats import LoadedChat, dump_chat, load_chat_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 FILES: dict[str, str] = {
@@ -109,6 +109,7 @@ def check(data: bytes, name: str, fmt: str) -> None:
         assert isinstance(loaded, LoadedChat)
         ids = [m.id for m in loaded.messages]
         assert len(set(ids)) == len(ids)
+        dump_chat(loaded.messages)  # what was loaded can be written out again
         assert all(u.message_id in set(ids) for u in loaded.usage)
 
 
@@ -152,3 +153,34 @@ def test_random_jsonl_lines_load_or_name_the_place(lines: list[dict[str, Any]], 
 )
 def test_random_values_load_or_name_the_place(value: Any, fmt: str) -> None:
     check(json.dumps(value).encode(), "x.json", fmt)
+
+
+def _parsed(fixture: str) -> Any:
+    raw = (FIXTURES / fixture).read_text()
+    if fixture.endswith(".jsonl"):
+        return [json.loads(line) for line in raw.splitlines() if line.strip()]
+    return json.loads(raw)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(FILES)),
+    st.data(),
+    st.sampled_from([{1, 2}, float("nan"), float("inf"), b"bytes", (1, 2), object()]),
+)
+def test_parsed_values_that_are_not_json_load_or_name_the_place(
+    fixture: str, data: st.DataObject, odd: Any
+) -> None:
+    """Values handed over already parsed (the app, a notebook) may hold any Python object."""
+    doc = _parsed(fixture)
+    path = data.draw(st.sampled_from(_paths(doc)))
+    value = _mutate(doc, path, odd, delete=False)
+    for kwargs in ({}, {"fmt": FILES[fixture]}):
+        try:
+            loaded = load_chat_file(value, **kwargs)
+        except ChatFormatError as exc:
+            assert str(exc).strip()
+            continue
+        ids = [m.id for m in loaded.messages]
+        assert len(set(ids)) == len(ids)
+        dump_chat(loaded.messages)  # what was loaded can be written out again

@@ -370,6 +370,8 @@ def _read_extra(
                 _fail(where, f"expected string keys, got {_kind(k)} key {k!r}")
             _check_json(v, _at(where, f".{k}"))
     if thinking:
+        if not trusted:  # thinking blocks are kept whole: their values must be JSON too
+            _check_json(thinking, _at(where, ".content"))
         key = "thinking"
         while key in m:
             key = "_" + key

@@ -34,13 +34,15 @@ read:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
 from ctxlab.errors import ChatFormatError
-from ctxlab.formats._common import _fail, _kind, _pick_conversation, _title
+from ctxlab.formats._common import _check_json, _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._messages import _read_messages, _unknown_warnings
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._source import _jsonl_lines, _parse_lines_lenient, _strip_bom
@@ -287,12 +289,23 @@ def _head_records(path: Path) -> list[Record]:
     return records
 
 
+@contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Errors inside a folder's session file name that file (``<file>: line 3: ...``)."""
+    try:
+        yield
+    except ChatFormatError as exc:
+        where = f"{path.name}: {exc.where}" if exc.where else path.name
+        raise ChatFormatError(exc.reason, where) from None
+
+
 def _folder_sessions(folder: Path) -> list[tuple[str, str, str, Path]]:
     """``(session id, title, first timestamp, path)`` of each session, newest first; only the
     head of each file is read, so listing a large project stays quick."""
     out = []
     for path in _session_files(folder):
-        records = _head_records(path)
+        with _naming(path):
+            records = _head_records(path)
         stamp = next(
             (d["timestamp"] for _, d in records if isinstance(d.get("timestamp"), str)), ""
         )
@@ -312,11 +325,14 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
             which, inner = which.split("/", 1)
         k = _pick_conversation(which, len(sessions), [(s[0], s[1]) for s in sessions])
         path = sessions[k][3]
-        return _load_session(_file_lines(path), path, inner)
+        with _naming(path):
+            return _load_session(_file_lines(path), path, inner)
     if not doc.jsonl:
         value = doc.value
         if not isinstance(value, list):
             _fail("$", f"expected a list of Claude Code records, got {_kind(value)}")
+        if not doc.trusted:
+            _check_json(value, "$")  # Python values: only JSON ones can be written out again
         lines = tuple((i + 1, orjson.dumps(v)) for i, v in enumerate(value))
         return _load_session(lines, None, options.conversation)
     return _load_session(doc.lines, doc.path, options.conversation)
