@@ -249,3 +249,15 @@ def test_parsed_records_that_are_not_json_are_an_error() -> None:
     with pytest.raises(ChatFormatError) as err:
         load_chat(records, fmt="claude-code")
     assert err.value.where == "$"
+
+
+def test_records_given_as_json_read_like_the_file() -> None:
+    records = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    assert load_chat(records) == load_chat(SESSION)
+    assert load_chat(json.dumps(records)) == load_chat(SESSION)
+    codex = HERE.parent / "codex" / "turn_two.jsonl"
+    lines = [json.loads(line) for line in codex.read_text().splitlines()]
+    assert load_chat(lines) == load_chat(codex)
+    one = next(r for r in records if r.get("type") == "user")
+    (message,) = load_chat(json.dumps(one))
+    assert message.role is Role.USER and message.id == one["uuid"]

@@ -90,6 +90,12 @@ def sniff_line(first: Any) -> bool:
     return kind in _RECORD_TYPES and any(k in first for k in _MARK_KEYS)
 
 
+def sniff(value: Any) -> bool:
+    """Records given as JSON: a list of them (or one), as a viewer or notebook holds them."""
+    first = value[0] if isinstance(value, list) and value else value
+    return sniff_line(first)
+
+
 def sniff_folder(path: Path) -> bool:
     """A project folder: it holds ``.jsonl`` session files."""
     return any(_session_files(path))
@@ -329,6 +335,8 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
             return _load_session(_file_lines(path), path, inner)
     if not doc.jsonl:
         value = doc.value
+        if isinstance(value, dict):  # one record given as JSON
+            value = [value]
         if not isinstance(value, list):
             _fail("$", f"expected a list of Claude Code records, got {_kind(value)}")
         if not doc.trusted:
@@ -352,6 +360,7 @@ register(
         name="claude-code",
         title="Claude Code session JSONL (~/.claude/projects/...), or a project folder of them",
         read=read,
+        sniff=sniff,
         sniff_line=sniff_line,
         sniff_folder=sniff_folder,
         conversations=conversations,

@@ -41,6 +41,12 @@ def sniff_line(first: Any) -> bool:
     return isinstance(kind, str) and kind in _LINE_TYPES
 
 
+def sniff(value: Any) -> bool:
+    """Rollout lines given as JSON: a list of them (or one)."""
+    first = value[0] if isinstance(value, list) and value else value
+    return sniff_line(first)
+
+
 def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:
     base = payload.get("base_instructions")
     text = base.get("text") if isinstance(base, dict) else base
@@ -82,6 +88,8 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
         parsed, warnings = _parse_lines_lenient(doc.lines)
         return _read_lines(parsed, warnings)
     value = doc.value
+    if isinstance(value, dict):  # one line given as JSON
+        value = [value]
     if not isinstance(value, list):
         _fail("$", f"expected a list of rollout lines, got {_kind(value)}")
     return _read_lines(list(enumerate(value, 1)), ())
@@ -92,6 +100,7 @@ register(
         name="codex",
         title="OpenAI Codex CLI rollout JSONL (~/.codex/sessions/.../rollout-*.jsonl)",
         read=read,
+        sniff=sniff,
         sniff_line=sniff_line,
         marks=frozenset({"timestamp", "type", "payload"}),
         jsonl=True,
