@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
-from ctxlab.formats import FORMATS, load_chat, messages_to_openai
+from ctxlab.formats import (
+    LoadedChat,
+    format_help,
+    format_names,
+    list_conversations,
+    load_chat_file,
+    messages_to_openai,
+)
 from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.rounds import Round
@@ -33,6 +40,7 @@ from ctxlab.strategies import (
 )
 from ctxlab.summarizers import Summarizer
 from ctxlab.tokens import TokenCounter, get_counter
+from ctxlab.tool_overhead import tool_overhead, with_tools
 
 __all__ = ["main"]
 
@@ -82,24 +90,48 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[bool], out: TextIO) ->
 # -- loading -----------------------------------------------------------------------------------
 
 
-def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> tuple[Message, ...]:
+def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> LoadedChat:
+    """The chat at ``path`` (a file, or a folder such as a Claude Code project)."""
     if not os.path.exists(path):
         raise CtxlabError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise CtxlabError(f"{path} is a folder, not a chat file")
     which: int | str | None = conversation
     if conversation is not None and conversation.strip().isdigit():
         which = int(conversation)
     try:
-        return load_chat(Path(path), fmt=fmt, conversation=which, jsonl_mode=jsonl_mode)
+        return load_chat_file(Path(path), fmt=fmt, conversation=which, jsonl_mode=jsonl_mode)
     except ChatFormatError as exc:
         if os.path.basename(path) in str(exc):
             raise
         raise ChatFormatError(str(exc), where=path) from None
 
 
-def _load_args(args: argparse.Namespace) -> tuple[Message, ...]:
+def _load_args(args: argparse.Namespace) -> LoadedChat:
     return _load(args.chat, args.format, args.conversation, args.jsonl_mode)
+
+
+def _counter_for(args: argparse.Namespace, loaded: LoadedChat) -> TokenCounter:
+    """The model's counter, with the file's tool definitions in every request."""
+    return with_tools(get_counter(args.model), loaded.tools)
+
+
+def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) -> None:
+    """The conversations of a folder or multi-conversation file, the tools and warnings."""
+    if args.conversation is None and (os.path.isdir(args.chat) or loaded.format == "claude-code"):
+        convs = list_conversations(Path(args.chat))
+        if len(convs) > 1 or os.path.isdir(args.chat):
+            kind = "sessions" if os.path.isdir(args.chat) else "conversations"
+            print(f"{kind} (pick one with --conversation ID; showing the first):", file=out)
+            _table([["id", "title"], *([cid, title] for cid, title in convs)], [False, False], out)
+    if loaded.tools:
+        overhead = tool_overhead(get_counter(args.model), loaded.tools)
+        names = ", ".join(name for name, _ in overhead.per_tool)
+        print(
+            f"tools: {_plural(len(loaded.tools), 'definition')} ({names}), "
+            f"{overhead.tokens:,} tokens in every request",
+            file=out,
+        )
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=out)
 
 
 def _parse_params(items: Sequence[str] | None) -> dict[str, str]:
@@ -158,9 +190,10 @@ def _problems(
 
 
 def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    messages = _load_args(args)
-    counter = get_counter(args.model)
-    chat = counter.counted(messages)
+    loaded = _load_args(args)
+    _print_loading(args, loaded, out)
+    counter = _counter_for(args, loaded)
+    chat = counter.counted(loaded.messages)
     rows = [["round", "messages", "roles", "tokens"]]
     for r in chat.rounds():
         label = f"{r.index}{' (preamble)' if r.is_preamble else ''}"
@@ -173,6 +206,13 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         f"{chat.total:,} tokens ({counter.label}; reply priming included)",
         file=out,
     )
+    if loaded.usage:
+        from ctxlab.provider_usage import compare_usage
+
+        print(
+            f"provider usage: {compare_usage(chat.messages, loaded.usage, counter).summary()}",
+            file=out,
+        )
     _problems(chat.messages, counter, out)
     return EXIT_OK
 
@@ -228,8 +268,9 @@ def _print_rounds(
 
 
 def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
-    messages = _load_args(args)
-    counter = get_counter(args.model)
+    loaded = _load_args(args)
+    messages = loaded.messages
+    counter = _counter_for(args, loaded)
     strategy = _strategy_from(args)
     summarizer = _summarizer_for(args, strategy, counter)
     chat = counter.counted(messages)
@@ -298,8 +339,9 @@ _REPLAY_HEAD = 10  # rows shown at each end of a long replay
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.replay import replay
 
-    messages = _load_args(args)
-    counter = get_counter(args.model)
+    loaded = _load_args(args)
+    messages = loaded.messages
+    counter = _counter_for(args, loaded)
     strategy = _strategy_from(args)
     summarizer = _summarizer_for(args, strategy, counter)
     price_model = args.price_model or args.model
@@ -386,22 +428,27 @@ def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _add_chat_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("chat", metavar="CHAT", help="chat file (OpenAI JSON/JSONL, Anthropic, ...)")
+    p.add_argument(
+        "chat", metavar="CHAT", help="chat file (any format below) or a Claude Code project folder"
+    )
     p.add_argument(
         "--model", default="gpt-4o", help="model or tokenizer to count with (default gpt-4o)"
     )
     p.add_argument(
         "--format",
         default="auto",
-        choices=("auto", *FORMATS),
+        choices=("auto", *format_names()),
         metavar="F",
-        help=f"input format: auto (default) or one of {', '.join(FORMATS)}",
+        help=f"input format: auto (default) or one of {', '.join(format_names())}",
     )
     p.add_argument(
         "--conversation",
         default=None,
         metavar="N",
-        help="which conversation of a multi-conversation file: 0-based index, id or title",
+        help=(
+            "which conversation of a multi-conversation file or folder: 0-based index, id or "
+            "title (Claude Code: main, agent-<id>; a project folder: <session>[/<agent>])"
+        ),
     )
     p.add_argument(
         "--jsonl-mode",
@@ -432,9 +479,16 @@ def _add_strategy_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    formats = "\n".join(f"  {name:<16} {title}" for name, title in format_help())
     parser = _Parser(
         prog="ctxlab",
         description="See and tune how LLM chat context is trimmed.",
+        epilog=(
+            "chat formats (detected automatically, or named with --format):\n"
+            f"{formats}\n\n"
+            "A Claude Code project folder lists its sessions; pick one with --conversation."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True

@@ -23,16 +23,19 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True, eq=False)
 class CountedChat:
-    """``messages`` with ``counts[i]`` tokens each and the reply priming of the counter.
+    """``messages`` with ``counts[i]`` tokens each, the reply priming of the counter, and the
+    request's fixed ``overhead`` (the tokens of its tool definitions; 0 without tools).
 
     ``prefix[i]`` is the sum of ``counts[:i]``; every token total a strategy compares with a
-    budget is :meth:`tokens` of the messages it would send, reply priming included, which equals
-    ``counter.count_messages`` of those messages.
+    budget is :meth:`tokens` of the messages it would send, :attr:`fixed` (reply priming and
+    overhead) included, which equals ``counter.count_messages`` of those messages plus the
+    overhead. A chat without tool definitions (``overhead == 0``) counts exactly as before.
     """
 
     messages: tuple[Message, ...]
     counts: tuple[int, ...]
     reply_priming: int
+    overhead: int = 0
     prefix: tuple[int, ...] = field(init=False)
     starts: tuple[int, ...] = field(init=False)
     # Tables strategies derive from this chat (prefix sums by role, tool-result indexes, ...),
@@ -49,19 +52,30 @@ class CountedChat:
         return len(self.messages)
 
     @property
+    def fixed(self) -> int:
+        """Tokens every request of this chat pays whatever it sends: reply priming + overhead."""
+        return self.reply_priming + self.overhead
+
+    def with_overhead(self, overhead: int) -> CountedChat:
+        """The same chat with another fixed overhead (self when it is the same)."""
+        if overhead == self.overhead:
+            return self
+        return CountedChat(self.messages, self.counts, self.reply_priming, overhead)
+
+    @property
     def total(self) -> int:
-        """Tokens of the whole chat as one request (reply priming included)."""
+        """Tokens of the whole chat as one request (:attr:`fixed` included)."""
         return self.tokens(0, len(self.messages))
 
     def tokens(self, start: int = 0, stop: int | None = None) -> int:
-        """Tokens of ``messages[start:stop]`` sent as one request (reply priming included)."""
+        """Tokens of ``messages[start:stop]`` sent as one request (:attr:`fixed` included)."""
         stop = len(self.messages) if stop is None else stop
-        return self.prefix[stop] - self.prefix[start] + self.reply_priming
+        return self.prefix[stop] - self.prefix[start] + self.reply_priming + self.overhead
 
     def tokens_of(self, indices: Sequence[int]) -> int:
         """Tokens of the messages at ``indices`` sent as one request."""
         counts = self.counts
-        return sum(counts[i] for i in indices) + self.reply_priming
+        return sum(counts[i] for i in indices) + self.reply_priming + self.overhead
 
     def derived(self, key: Hashable, build: Callable[[CountedChat], T]) -> T:
         """``build(self)``, computed once per chat and key.

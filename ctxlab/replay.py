@@ -202,7 +202,7 @@ class Replay:
         front, replaced it by a summary, cleared a result), so the provider's cache of the
         previous call serves only the part before that change. Unknown columns never count.
         """
-        priming = self._chat.reply_priming if self._chat is not None else 0
+        priming = self._chat.fixed if self._chat is not None else 0
         out: list[int] = []
         for before, row in zip(self.rows, self.rows[1:], strict=False):
             prefix = row.cacheable_prefix_tokens

@@ -213,12 +213,15 @@ def test_sharegpt_list_with_system_and_function_turns() -> None:
     expected = [
         Message(S, "You have access to the get_exchange_rate function.", "m0"),
         Message(U, "How many euros is 100 dollars?", "m1"),
+        # The function_call turn is a real tool call (ShareGPT files have no ids: call_<n>),
+        # and the observation its answer, so the validator finds no orphan result.
         Message(
             A,
-            '{"name": "get_exchange_rate", "arguments": {"base": "USD", "target": "EUR"}}',
+            "",
             "m2",
+            tool_calls=(ToolCall("call_1", "get_exchange_rate", '{"base":"USD","target":"EUR"}'),),
         ),
-        Message(T, '{"rate": 0.92}', "m3"),
+        Message(T, '{"rate": 0.92}', "m3", tool_call_id="call_1"),
         Message(A, "100 US dollars is about 92 euros.", "m4"),
     ]
     assert_same(load_chat(path, conversation=1), expected)
@@ -459,6 +462,12 @@ def test_formats_constant() -> None:
         "anthropic",
         "sharegpt",
         "chatgpt-export",
+        "claude-code",
+        "codex",
+        "responses",
+        "gemini",
+        "chat-completion",
+        "claude-ai-export",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}

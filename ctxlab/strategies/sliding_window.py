@@ -132,7 +132,7 @@ class SlidingWindow(Strategy):
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         count, tokens = chat.instruction_prefix()
         start = self._window_start(chat, stop)
-        sent = chat.prefix[stop] - chat.prefix[start] + tokens[start] + chat.reply_priming
+        sent = chat.prefix[stop] - chat.prefix[start] + tokens[start] + chat.fixed
         return Projection(
             count[start] + (stop - start), sent, start=start, end=stop, pinned=count[start]
         )

@@ -173,7 +173,7 @@ class TrimLast(Strategy):
         pinned = self.include_system and end > 0 and messages[0].role.is_instruction
         lo = 1 if pinned else 0
         prefix = chat.prefix
-        available = self.max_tokens - chat.reply_priming - (chat.counts[0] if pinned else 0)
+        available = self.max_tokens - chat.fixed - (chat.counts[0] if pinned else 0)
         # smallest start in [lo, end] with prefix[end] - prefix[start] <= available
         threshold = prefix[end] - available
         start = min(bisect_left(range(lo, end + 1), threshold, key=lambda i: prefix[i]) + lo, end)
@@ -183,7 +183,7 @@ class TrimLast(Strategy):
 
     def _tokens(self, chat: CountedChat, plan: _Plan) -> int:
         pinned = chat.counts[0] if plan.pinned else 0
-        return pinned + chat.prefix[plan.end] - chat.prefix[plan.start] + chat.reply_priming
+        return pinned + chat.prefix[plan.end] - chat.prefix[plan.start] + chat.fixed
 
     def apply(
         self,

@@ -40,7 +40,7 @@ def _first_fitting_round(
     """
     prefix = chat.prefix
     # tokens(starts[k], stop) <= budget  <=>  prefix[starts[k]] >= prefix[stop] + priming - budget
-    threshold = prefix[stop] + chat.reply_priming - budget
+    threshold = prefix[stop] + chat.fixed - budget
     k = bisect_left(chat.starts, threshold, 0, rounds, key=lambda s: prefix[max(s, floor)])
     return min(k, rounds - 1)
 
@@ -172,7 +172,7 @@ class WindowDrop(Strategy):
 
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         if chat.rounds_in_prefix(stop) == 0:
-            return Projection(0, chat.reply_priming, start=stop, end=stop)
+            return Projection(0, chat.fixed, start=stop, end=stop)
         pinned, cut = self._cut(chat, stop)
         return Projection(
             pinned + stop - cut,

@@ -133,7 +133,7 @@ def messages_within(counted: CountedChat, budget: int) -> int:
     n = len(counted.messages)
     if n == 0:
         return 1
-    room = budget - counted.reply_priming
+    room = budget - counted.fixed
     # The newest k messages cost prefix[n] - prefix[n-k]; find the smallest start that fits.
     start = bisect_left(counted.prefix, counted.prefix[n] - room, 0, n + 1)
     return max(n - start, 1)

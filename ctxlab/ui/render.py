@@ -200,9 +200,7 @@ def render_context_chart(
     window: ModelInfo | None = None,
 ) -> None:
     sent = counter.counts(result.messages)
-    fig = figures.context_tokens_figure(
-        counted.counts, sent, counted.reply_priming, budget, window=window
-    )
+    fig = figures.context_tokens_figure(counted.counts, sent, counted.fixed, budget, window=window)
     st.plotly_chart(fig, key="context-chart", width="stretch")
 
 

@@ -25,7 +25,9 @@ def go_to(page: Page, name: str) -> None:
 
 
 def query_of(page: Page) -> dict[str, str]:
-    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+    """The shared set-up in the URL (a page's own entries, Compare's ``cmp…``, left out)."""
+    query = parse_qs(urlparse(page.url).query)
+    return {k: v[0] for k, v in query.items() if not k.startswith("cmp")}
 
 
 def headline(page: Page) -> dict[str, str]:

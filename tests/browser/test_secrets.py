@@ -55,6 +55,8 @@ def _downloads(page: Page) -> dict[str, str]:
     files: dict[str, str] = {}
     buttons = page.locator("[data-testid='stDownloadButton'] button")
     for i in range(buttons.count()):
+        if not buttons.nth(i).is_visible():  # in a closed tab
+            continue
         arm_rerun_watch(page)
         with page.expect_download() as info:
             buttons.nth(i).click()

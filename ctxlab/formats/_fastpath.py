@@ -1,0 +1,347 @@
+"""Speed, kept apart so that no format author has to read it.
+
+Three tricks, each checked against the plain way of doing the same thing:
+
+* **The layout trick.** :func:`_new_message_full` / :func:`_new_tool_call` build a
+  :class:`~ctxlab.model.Message` / :class:`~ctxlab.model.ToolCall` without the frozen dataclass
+  ``__init__`` (see :class:`_MessageLayout`); :data:`_LAYOUT_WORKS` records, at import, that
+  they give exactly what the constructors give, else they *are* the constructors.
+* **The GC pause.** :func:`_gc_paused` keeps the cyclic garbage collector from walking the many
+  acyclic objects a load builds.
+* **The msgspec fast path.** :func:`_load_openai_fast` decodes OpenAI JSON of the common shape
+  straight into structs; it returns None for anything else, and the general reader (which gives
+  the same messages for those files) takes over.
+
+Format readers only call :func:`_new_message_full` and :func:`_new_tool_call`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+import msgspec
+import orjson
+
+from ctxlab.formats._common import _avoid_given_ids
+from ctxlab.model import CompactionMeta, Message, Role, ToolCall
+
+# --------------------------------------------------------------------------------------------
+# the GC pause
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while many acyclic objects are built, then file them as old.
+
+    With the GC on, every new container is walked by a young collection, and again by the next
+    one, before it reaches the oldest generation: for the ~170k objects of a 100k-message chat
+    each walk costs about 75 ms, as much as a third of parsing. Loaded messages live as long
+    as their chat, so on the way out everything the GC tracks is moved to the oldest generation
+    without a walk (``gc.freeze`` then ``gc.unfreeze``). That also ages whatever young objects
+    the application had, so their cycles wait for the next full collection; it is skipped when
+    the application froze objects itself, which ``unfreeze`` would release.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
+
+
+# --------------------------------------------------------------------------------------------
+# building messages fast
+
+
+class _MessageLayout:
+    """A plain class with :class:`Message`'s slot layout, to build messages quickly.
+
+    A frozen dataclass ``__init__`` sets each field through ``object.__setattr__``, which costs
+    about 2 µs per ``Message``: as much as parsing its JSON. :func:`_fast_message_full` fills an
+    instance of this class with plain slot stores and then assigns ``__class__ = Message``,
+    which Python allows between classes of identical slot layout; the result is an ordinary,
+    immutable ``Message``. :func:`_layout_works` checks this against the real constructors at
+    import; if model.py changes shape, the loader falls back to the constructors.
+    """
+
+    __slots__ = (
+        "compaction_meta",
+        "content",
+        "extra",
+        "id",
+        "is_compaction",
+        "is_summary",
+        "name",
+        "role",
+        "tool_call_id",
+        "tool_calls",
+    )
+    role: Role
+    content: str
+    id: str
+    name: str | None
+    tool_calls: tuple[ToolCall, ...]
+    tool_call_id: str | None
+    is_compaction: bool
+    is_summary: bool
+    compaction_meta: CompactionMeta | None
+    extra: tuple[tuple[str, Any], ...]
+
+
+class _ToolCallLayout:
+    """:class:`ToolCall`'s slot layout (see :class:`_MessageLayout`)."""
+
+    __slots__ = ("arguments", "id", "name", "type")
+    id: str | None
+    name: str
+    arguments: str
+    type: str
+
+
+_new: Final = object.__new__
+
+
+def _fast_message_full(
+    role: Role,
+    content: str,
+    id_: str,
+    name: str | None,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str | None,
+    is_compaction: bool,
+    is_summary: bool,
+    compaction_meta: CompactionMeta | None,
+    extra: tuple[tuple[str, Any], ...],
+) -> Message:
+    """``Message(...)`` with every field given positionally, about three times faster (see
+    _MessageLayout)."""
+    m = _new(_MessageLayout)
+    m.role = role
+    m.content = content
+    m.id = id_
+    m.name = name
+    m.tool_calls = tool_calls
+    m.tool_call_id = tool_call_id
+    m.is_compaction = is_compaction
+    m.is_summary = is_summary
+    m.compaction_meta = compaction_meta
+    m.extra = extra
+    m.__class__ = Message  # type: ignore[assignment]
+    return m  # type: ignore[return-value]
+
+
+def _fast_tool_call(id_: str | None, name: str, arguments: str, type_: str) -> ToolCall:
+    """``ToolCall(id_, name, arguments, type_)``, built like _fast_message_full."""
+    tc = _new(_ToolCallLayout)
+    tc.id = id_
+    tc.name = name
+    tc.arguments = arguments
+    tc.type = type_
+    tc.__class__ = ToolCall  # type: ignore[assignment]
+    return tc  # type: ignore[return-value]
+
+
+def _layout_works() -> bool:
+    """Whether the fast builders give exactly what the dataclass constructors give."""
+    for real_cls, layout in ((Message, _MessageLayout), (ToolCall, _ToolCallLayout)):
+        names = sorted(f.name for f in dataclasses.fields(real_cls))
+        if sorted(getattr(real_cls, "__slots__", ())) != names or sorted(layout.__slots__) != names:
+            return False
+    call = ToolCall("c", "f", "{}", "function")
+    meta = CompactionMeta("t")
+    full = (Role.TOOL, "x", "m1", "n", (call,), "c", True, True, meta, (("k", 1),))
+    try:
+        cases: list[tuple[Any, Any]] = [
+            (
+                _fast_message_full(
+                    Role.USER, "probe", "m0", None, (), None, False, False, None, ()
+                ),
+                Message(Role.USER, "probe", "m0"),
+            ),
+            (_fast_message_full(*full), Message(*full)),
+            (_fast_tool_call("c", "f", "{}", "function"), call),
+        ]
+    except TypeError:  # __class__ assignment refused: layouts differ
+        return False
+    return all(
+        type(fast) is type(real)
+        and all(getattr(fast, f.name) == getattr(real, f.name) for f in dataclasses.fields(real))
+        for fast, real in cases
+    )
+
+
+# Every field positionally, as the dataclass constructors take them when the layout trick fails.
+_new_message_full: Callable[..., Message] = Message
+_new_tool_call: Callable[[str | None, str, str, str], ToolCall] = ToolCall
+_LAYOUT_WORKS: Final = _layout_works()
+if _LAYOUT_WORKS:
+    _new_message_full, _new_tool_call = _fast_message_full, _fast_tool_call
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI JSON, typed fast path
+#
+# Most chats people load are OpenAI JSON whose messages hold only role, content, id, name,
+# tool_calls and tool_call_id with plain string values, plus the legacy function_call and the
+# refusal, annotations and audio keys of API responses. msgspec decodes those bytes straight
+# into the untracked structs below, without building a dict per message, and each struct then
+# becomes a Message. Anything else (another key, another type, a duplicate id, another format)
+# makes the decode fail or the builder decline, and the file is read by the general reader,
+# which gives the same messages for these files and names the place of any error.
+
+
+class _WireFunction(msgspec.Struct, gc=False):
+    name: str
+    arguments: str
+
+
+class _WireToolCall(msgspec.Struct, gc=False):
+    id: str
+    function: _WireFunction
+    type: str = "function"
+
+
+class _WireMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    role: Role
+    content: str | None = None
+    id: str | None = None
+    name: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+    tool_call_id: str | None = None
+    function_call: _WireFunction | None = None
+    # Keys API responses carry that ctxlab keeps in `extra` (see _wire_extra).
+    annotations: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    audio: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    refusal: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class _WireChat(msgspec.Struct, gc=False):
+    """``{"messages": [...]}``; other top-level keys (``model``, ``tools``...) are ignored."""
+
+    messages: list[_WireMessage]
+    # The tool definitions, read by the caller (see _load_openai_fast_full).
+    tools: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    # Keys that make the file another format: present means "not this path".
+    system: Any = msgspec.UNSET
+    mapping: Any = msgspec.UNSET
+    conversations: Any = msgspec.UNSET
+
+
+_WIRE_DECODER: Final = msgspec.json.Decoder(_WireChat | list[_WireMessage])
+# Raw values nesting deeper than this go to the general reader, whose parser limits the depth of
+# the whole document (orjson: 1024 levels); these values are flat in practice.
+_WIRE_EXTRA_MAX_OPENINGS: Final = 64
+
+
+def _wire_extra(m: _WireMessage) -> tuple[tuple[str, Any], ...] | None:
+    """``extra`` of a message with API-response keys, sorted by key as the general reader sorts
+    it; None to leave the file to the general reader.
+
+    ``annotations`` and ``audio`` are re-read by orjson, as the general reader reads them
+    (msgspec would read integers beyond 64 bits differently); ``refusal`` is text or null.
+    """
+    pairs: list[tuple[str, Any]] = []
+    for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
+        if raw is msgspec.UNSET:
+            continue
+        text = bytes(raw)
+        if text == b"[]" or text == b"null":  # what these keys hold nearly always
+            pairs.append((key, [] if text == b"[]" else None))
+            continue
+        if text.count(b"[") + text.count(b"{") > _WIRE_EXTRA_MAX_OPENINGS:
+            return None
+        try:
+            pairs.append((key, orjson.loads(text)))
+        except orjson.JSONDecodeError:
+            return None
+    if m.refusal is not msgspec.UNSET:
+        pairs.append(("refusal", m.refusal))
+    return tuple(pairs)
+
+
+def _load_openai_fast(data: bytes) -> tuple[Message, ...] | None:
+    """The messages of OpenAI JSON ``data`` in the common shape, or None for the general reader."""
+    full = _load_openai_fast_full(data)
+    return None if full is None else full[0]
+
+
+def _load_openai_fast_full(data: bytes) -> tuple[tuple[Message, ...], bytes | None] | None:
+    """The messages of OpenAI JSON ``data`` in the common shape and the raw JSON of its
+    top-level ``tools`` (None when absent), or None for the general reader."""
+    if not _LAYOUT_WORKS:
+        return None
+    try:
+        wire = _WIRE_DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError):  # not JSON, not this shape, too deep
+        return None
+    tools: bytes | None = None
+    if isinstance(wire, _WireChat):
+        if not (wire.system is wire.mapping is wire.conversations is msgspec.UNSET):
+            return None
+        items = wire.messages
+        if isinstance(wire.tools, msgspec.Raw):
+            tools = bytes(wire.tools)
+    else:
+        items = wire
+    # The builders of _fast_message_full and _fast_tool_call, inlined: a call per message would be
+    # a tenth of the whole load.
+    new, message_layout, call_layout = object.__new__, _MessageLayout, _ToolCallLayout
+    out: list[Any] = []
+    append = out.append
+    owners: dict[str, int] = {}
+    for m in items:
+        own = m.id
+        if own is None:
+            own = f"m{len(out)}"
+        elif own in owners:
+            return None  # the general reader names both places
+        else:
+            owners[own] = len(out)
+        calls: tuple[Any, ...] = ()
+        if m.tool_calls:
+            made = []
+            for c in m.tool_calls:
+                call = new(call_layout)
+                fn = c.function
+                call.id = c.id
+                call.name = fn.name
+                call.arguments = fn.arguments
+                call.type = c.type
+                call.__class__ = ToolCall  # type: ignore[assignment]
+                made.append(call)
+            calls = tuple(made)
+        if m.function_call is not None:  # the legacy single call, after any tool_calls
+            fc = m.function_call
+            legacy = (_new_tool_call(None, fc.name, fc.arguments, "function"),)
+            calls = calls + legacy
+        extra: tuple[tuple[str, Any], ...] = ()
+        if not (m.annotations is m.audio is m.refusal is msgspec.UNSET):
+            found = _wire_extra(m)
+            if found is None:
+                return None
+            extra = found
+        msg = new(message_layout)
+        msg.role = m.role
+        msg.content = m.content or ""
+        msg.id = own
+        msg.name = m.name
+        msg.tool_calls = calls
+        msg.tool_call_id = m.tool_call_id
+        msg.is_compaction = False
+        msg.is_summary = False
+        msg.compaction_meta = None
+        msg.extra = extra
+        msg.__class__ = Message  # type: ignore[assignment]
+        append(msg)
+    if owners and len(owners) < len(out):
+        _avoid_given_ids(out, owners)
+    return tuple(out), tools

@@ -1,0 +1,200 @@
+"""claude.ai data export (``claude-ai-export``): ``conversations.json`` from Settings > Export.
+
+A list of conversations (or one) ``{"uuid", "name", "chat_messages": [...]}``; each message
+has ``sender`` (``human`` / ``assistant``), ``text`` and, in newer exports, ``content`` blocks,
+plus ``attachments`` (with the ``extracted_content`` the model read) and ``files``.
+
+* Edited or retried turns make the messages a tree: the current branch is read, from
+  ``current_leaf_message_uuid`` up the ``parent_message_uuid`` links (file order without them).
+* ``content`` blocks are read when present, else ``text``. claude.ai runs its tools itself, so
+  one assistant message holds ``tool_use`` *and* ``tool_result`` blocks: it is split at each
+  result into assistant message, tool message, assistant message..., in order, so calls and
+  results pair up. Exports carry no call ids where the blocks have none: calls get
+  ``claude-ai-call-<n>`` and each result answers the earliest unanswered call.
+* A tool result's content (search hits with titles, URLs and text) is counted text.
+* An attachment's ``extracted_content`` was sent to the model: it follows the message's text
+  as ``[attachment <file_name>]`` and its content; a file without content is ``[file <name>]``.
+* Thinking blocks go to ``extra["thinking"]`` (not counted, see :mod:`ctxlab.formats._messages`).
+
+:func:`conversations` lists the export's conversations by ``uuid`` and ``name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ctxlab.formats._common import (
+    _MISSING,
+    _fail,
+    _got,
+    _kind,
+    _pick_conversation,
+    _read_id,
+)
+from ctxlab.formats._messages import (
+    _pair_by_order,
+    _read_messages,
+    _server_result_text,
+    _unknown_warnings,
+)
+from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
+from ctxlab.formats._values import LoadedChat
+
+_SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
+
+
+def _labels(convs: Sequence[Any]) -> list[tuple[str | None, str | None]]:
+    out: list[tuple[str | None, str | None]] = []
+    for c in convs:
+        if isinstance(c, dict):
+            name = c.get("name")
+            out.append((_read_id(c.get("uuid")), name if isinstance(name, str) else None))
+        else:
+            out.append((None, None))
+    return out
+
+
+def _attachments(message: dict[str, Any], where: str) -> list[str]:
+    out: list[str] = []
+    for key in ("attachments", "files"):
+        items = message.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            _fail(f"{where}.{key}", f"expected a list, got {_kind(items)}")
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            name = item.get("file_name", "")
+            content = item.get("extracted_content")
+            if isinstance(content, str) and content:
+                out.append(f"[attachment {name}]\n{content}")
+            elif key == "files" or not isinstance(content, str):
+                out.append(f"[file {name}]")
+    return out
+
+
+def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, Any]]:
+    """The API messages one export message stands for (split at tool results)."""
+    content = message.get("content")
+    extra_text = _attachments(message, where)
+    if not isinstance(content, list) or not content:
+        text = message.get("text", "")
+        if not isinstance(text, str):
+            _fail(f"{where}.text", f"expected a string, got {_kind(text)}")
+        return [{"role": role, "content": "\n".join([text, *extra_text]) if extra_text else text}]
+    out: list[dict[str, Any]] = []
+    blocks: list[Any] = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            if blocks:
+                out.append({"role": role, "content": blocks})
+                blocks = []
+            call_id = block.get("tool_use_id")
+            out.append(
+                {
+                    "role": "tool",
+                    "content": _server_result_text("tool_result", block).removeprefix(
+                        "[tool_result]\n"
+                    ),
+                    "tool_call_id": call_id if isinstance(call_id, str) else None,
+                    **({"name": block["name"]} if isinstance(block.get("name"), str) else {}),
+                }
+            )
+        else:
+            blocks.append(block)
+    if extra_text:
+        blocks.extend({"type": "text", "text": t} for t in extra_text)
+    if blocks:
+        out.append({"role": role, "content": blocks})
+    return out
+
+
+def _branch(messages: list[Any], leaf: object) -> list[int]:
+    """Indices of the current branch: from ``current_leaf_message_uuid`` up the
+    ``parent_message_uuid`` links, root first; every message in file order when the export
+    has no such links (or they do not lead anywhere)."""
+    everything = list(range(len(messages)))
+    if not isinstance(leaf, str):
+        return everything
+    index = {
+        m["uuid"]: i
+        for i, m in enumerate(messages)
+        if isinstance(m, dict) and isinstance(m.get("uuid"), str)
+    }
+    chain: list[int] = []
+    seen: set[str] = set()
+    current: object = leaf
+    while isinstance(current, str) and current in index and current not in seen:
+        seen.add(current)
+        i = index[current]
+        chain.append(i)
+        current = messages[i].get("parent_message_uuid")
+    return chain[::-1] if chain else everything
+
+
+def _load(value: object, conversation: int | str | None) -> LoadedChat:
+    convs = value if isinstance(value, list) else [value]
+    k = _pick_conversation(conversation, len(convs), _labels(convs))
+    where = f"$[{k}]" if isinstance(value, list) else "$"
+    conv = convs[k]
+    if not isinstance(conv, dict):
+        _fail(where, f'expected a conversation object with "chat_messages", got {_kind(conv)}')
+    messages = conv.get("chat_messages", _MISSING)
+    if not isinstance(messages, list):
+        _fail(f"{where}.chat_messages", f"expected a list of messages, got {_got(messages)}")
+    api: list[dict[str, Any]] = []
+    paths: list[str] = []
+    for i in _branch(messages, conv.get("current_leaf_message_uuid")):
+        message = messages[i]
+        here = f"{where}.chat_messages[{i}]"
+        if not isinstance(message, dict):
+            _fail(here, f"expected a message object, got {_kind(message)}")
+        sender = message.get("sender", _MISSING)
+        role = _SENDERS.get(sender) if isinstance(sender, str) else None
+        if role is None:
+            _fail(f"{here}.sender", f"expected human or assistant, got {_got(sender)}")
+        segments = _segments(message, role, here)
+        own = _read_id(message.get("uuid"))
+        if own is not None:
+            segments[-1]["id"] = own
+        api.extend(segments)
+        paths.extend([here] * len(segments))
+    unknown: dict[str, str] = {}
+    read = _read_messages(api, lambda j: paths[j], trusted=False, unknown=unknown)
+    return LoadedChat(
+        _pair_by_order(read, "claude-ai-call-"),
+        warnings=_unknown_warnings(unknown),
+        format="claude-ai-export",
+    )
+
+
+def read(doc: Document, options: ReadOptions) -> LoadedChat:
+    """The chosen conversation (the first by default)."""
+    return _load(doc.value, options.conversation)
+
+
+def sniff(value: Any) -> bool:
+    first = value[0] if isinstance(value, list) and value else value
+    return isinstance(first, dict) and "chat_messages" in first
+
+
+def conversations(doc: Document) -> list[tuple[str, str]]:
+    value = doc.value
+    convs = value if isinstance(value, list) else [value]
+    return [(cid or str(i), name or "(untitled)") for i, (cid, name) in enumerate(_labels(convs))]
+
+
+register(
+    ChatFormat(
+        name="claude-ai-export",
+        title="claude.ai data export (conversations.json: chat_messages with sender)",
+        read=read,
+        sniff=sniff,
+        conversations=conversations,
+        marks=frozenset({"chat_messages", "uuid", "name", "sender", "account"}),
+        order=11,
+        shown=11,
+    )
+)

@@ -1,0 +1,263 @@
+"""Claude Code sessions: real files from a transcript viewer's test data (see PROVENANCE.md).
+
+Expected values are computed here from the raw JSONL lines, never from the loader.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxlab.errors import ChatFormatError
+from ctxlab.formats import detect_format, list_conversations, load_chat, load_chat_file
+from ctxlab.model import Role
+from ctxlab.validate import validate
+
+HERE = Path(__file__).parent / "fixtures" / "formats" / "claude_code"
+PROJECT = HERE / "project"
+SESSION = PROJECT / "29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl"
+SUBAGENT = PROJECT / "29ccd257-68b1-427f-ae5f-6524b7cb6f20" / "subagents" / "agent-a2271d1.jsonl"
+THINKING = HERE / "thinking_session.jsonl"
+
+
+def raw_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def thread(lines: list[dict[str, Any]], sidechain: bool) -> list[dict[str, Any]]:
+    return [
+        d
+        for d in lines
+        if d.get("type") in ("user", "assistant") and bool(d.get("isSidechain")) is sidechain
+    ]
+
+
+def blocks(lines: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    out = []
+    for d in lines:
+        content = d["message"]["content"]
+        if isinstance(content, list):
+            out += [b for b in content if b.get("type") == kind]
+    return out
+
+
+def pairing_problems(messages: Any) -> list[str]:
+    codes = ("orphan-tool-result", "unanswered-tool-call", "duplicate-tool-call-id")
+    return [p.code for p in validate(messages) if p.code in codes]
+
+
+@pytest.mark.parametrize("path", [SESSION, SUBAGENT, THINKING, *sorted(PROJECT.glob("*.jsonl"))])
+def test_lines_of_one_response_merge_into_one_message_with_every_block(path: Path) -> None:
+    lines = raw_lines(path)
+    mine = thread(lines, sidechain=path == SUBAGENT)
+    conversation = "agent-a2271d1" if path == SUBAGENT else None
+    source = SESSION if path == SUBAGENT else path
+    loaded = load_chat_file(source, conversation=conversation)
+    assistants = [m for m in loaded.messages if m.role is Role.ASSISTANT]
+    response_ids = {d["message"]["id"] for d in mine if d["type"] == "assistant"}
+    assert {m.id for m in assistants} == response_ids  # one message per API response
+    calls = [tc for m in assistants for tc in m.tool_calls]
+    assert [tc.id for tc in calls] == [b["id"] for b in blocks(mine, "tool_use")]
+    results = [m for m in loaded.messages if m.role is Role.TOOL]
+    assert sorted(m.tool_call_id or "" for m in results) == sorted(
+        b["tool_use_id"] for b in blocks(mine, "tool_result")
+    )
+    texts = [b["text"] for b in blocks([d for d in mine if d["type"] == "assistant"], "text")]
+    joined = "\n".join(m.content for m in assistants)
+    assert all(t in joined for t in texts)  # no text lost
+    assert pairing_problems(loaded.messages) == []
+
+
+def test_billed_usage_is_the_last_line_of_each_response() -> None:
+    lines = thread(raw_lines(SUBAGENT), sidechain=True)
+    expected: dict[str, dict[str, int]] = {}
+    for d in lines:
+        if d["type"] == "assistant" and d["message"].get("usage"):
+            expected[d["message"]["id"]] = d["message"]["usage"]
+    usage = load_chat_file(SESSION, conversation="agent-a2271d1").usage
+    assert [u.message_id for u in usage] == list(expected)
+    for u in usage:
+        raw = expected[u.message_id]
+        assert u.input_tokens == raw["input_tokens"]
+        assert u.output_tokens == raw["output_tokens"]
+        assert u.cache_read_input_tokens == raw.get("cache_read_input_tokens", 0)
+        assert u.cache_creation_input_tokens == raw.get("cache_creation_input_tokens", 0)
+        assert u.prompt_tokens == (
+            raw["input_tokens"]
+            + raw.get("cache_read_input_tokens", 0)
+            + raw.get("cache_creation_input_tokens", 0)
+        )
+
+
+def test_a_session_lists_its_main_thread_then_its_sub_agents() -> None:
+    convs = list_conversations(SESSION)
+    assert [cid for cid, _ in convs] == ["main", "agent-a2271d1"]
+    first_user = thread(raw_lines(SESSION), sidechain=False)[0]["message"]["content"]
+    assert convs[0][1] == " ".join(first_user.split())[:59] + "…"
+    assert detect_format(SESSION) == "claude-code"
+    # The default conversation is the main thread.
+    assert load_chat(SESSION) == load_chat(SESSION, conversation="main")
+
+
+def test_inline_side_chains_are_their_own_conversations() -> None:
+    path = HERE / "sidechain.jsonl"
+    lines = raw_lines(path)
+    convs = list_conversations(path)
+    assert [cid for cid, _ in convs] == ["main", "sidechain-0"]
+    side = load_chat(path, conversation="sidechain-0")
+    side_ids = {d["message"]["id"] for d in thread(lines, True) if d["type"] == "assistant"}
+    assert {m.id for m in side if m.role is Role.ASSISTANT} == side_ids
+    first = thread(lines, True)[0]["message"]["content"]
+    assert side[0].role is Role.USER and side[0].content == first
+
+
+def test_a_project_folder_lists_its_sessions_newest_first() -> None:
+    stamps = {}
+    for path in PROJECT.glob("*.jsonl"):
+        stamps[path.stem] = next(d["timestamp"] for d in raw_lines(path) if "timestamp" in d)
+    expected = sorted(stamps, key=lambda s: (stamps[s], s), reverse=True)
+    assert [cid for cid, _ in list_conversations(PROJECT)] == expected
+    assert detect_format(PROJECT) == "claude-code"
+    newest = PROJECT / f"{expected[0]}.jsonl"
+    assert load_chat(PROJECT) == load_chat(newest)
+    assert load_chat(PROJECT, conversation=1) == load_chat(PROJECT / f"{expected[1]}.jsonl")
+    inner = load_chat(PROJECT, conversation="29ccd257-68b1-427f-ae5f-6524b7cb6f20/agent-a2271d1")
+    assert inner == load_chat(SESSION, conversation="agent-a2271d1")
+
+
+def test_thinking_is_kept_apart_and_not_in_the_counted_text() -> None:
+    lines = thread(raw_lines(THINKING), sidechain=False)
+    thoughts = [b["thinking"] for b in blocks(lines, "thinking")]
+    assert thoughts
+    messages = load_chat(THINKING)
+    kept = [b["thinking"] for m in messages for b in dict(m.extra).get("thinking", [])]
+    assert kept == thoughts
+    assert not any(t[:40] in m.content for t in thoughts for m in messages)
+
+
+def test_summary_lines_title_the_session_and_are_not_messages() -> None:
+    path = HERE / "summary_session.jsonl"
+    lines = raw_lines(path)
+    summary = next(d["summary"] for d in lines if d["type"] == "summary")
+    assert list_conversations(path)[0] == ("main", summary)
+    messages = load_chat(path)
+    assert all(summary not in m.content for m in messages)
+    assert messages[0].content == lines[1]["message"]["content"]
+
+
+def test_tool_use_result_sidecars_are_not_counted_twice() -> None:
+    lines = thread(raw_lines(THINKING), sidechain=False)
+    sidecars = [d for d in lines if "toolUseResult" in d]
+    assert sidecars
+    results = {m.tool_call_id: m.content for m in load_chat(THINKING) if m.role is Role.TOOL}
+    for d in sidecars:
+        for b in d["message"]["content"]:
+            if b.get("type") == "tool_result":
+                content = b["content"]
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else "\n".join(p["text"] for p in content if p.get("type") == "text")
+                )
+                assert results[b["tool_use_id"]] == text
+
+
+def test_meta_lines_stay_flagged(tmp_path: Path) -> None:
+    meta = {
+        "type": "user",
+        "isMeta": True,
+        "uuid": "u0",
+        "parentUuid": None,
+        "sessionId": "s",
+        "message": {"role": "user", "content": "Caveat: local command output follows."},
+    }
+    path = tmp_path / "s.jsonl"
+    summary = {**meta, "isMeta": False, "isCompactSummary": True, "uuid": "u2"}
+    plain = {**meta, "isMeta": False, "uuid": "u1"}
+    path.write_text("\n".join(json.dumps(r) for r in (meta, plain, summary)))
+    first, second, third = load_chat(path)
+    assert dict(first.extra) == {"claude_code_meta": True} and second.extra == ()
+    assert dict(third.extra) == {"claude_code_compact_summary": True}
+
+
+def test_a_last_line_cut_off_mid_write_loads_the_rest_with_a_warning(tmp_path: Path) -> None:
+    data = SESSION.read_bytes()
+    lines = data.splitlines()
+    cut = b"\n".join(lines) + b'\n{"type": "assistant", "message": {"id": "msg_x", "con'
+    path = tmp_path / SESSION.name
+    path.write_bytes(cut)
+    loaded = load_chat_file(path)
+    assert loaded.messages == load_chat(SESSION)
+    assert loaded.warnings == (
+        f"line {len(lines) + 1}: the last line is cut off (not complete JSON); skipped it",
+    )
+    # A bad line elsewhere is damage, not a crash: an error naming the line.
+    path.write_bytes(lines[0] + b"\n{broken\n" + b"\n".join(lines[1:]))
+    with pytest.raises(ChatFormatError) as err:
+        load_chat(path)
+    assert err.value.where == f"{path.name}: line 2"
+
+
+def test_sub_agent_files_are_found_beside_a_copied_session(tmp_path: Path) -> None:
+    shutil.copytree(PROJECT, tmp_path / "p")
+    copied = tmp_path / "p" / SESSION.name
+    assert load_chat(copied, conversation="agent-a2271d1") == load_chat(
+        SESSION, conversation="agent-a2271d1"
+    )
+    # Bytes have no neighbours: only the main thread is there.
+    assert [cid for cid, _ in list_conversations(SESSION.read_bytes(), name="s.jsonl")] == ["main"]
+
+
+def test_a_folder_without_sessions_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ChatFormatError, match="folder"):
+        load_chat(tmp_path)
+
+
+def test_a_pasted_session_reads_as_the_file_does() -> None:
+    """The app's paste box gives text with no file name; upload gives bytes and a name."""
+    assert load_chat(SESSION.read_text()) == load_chat(SESSION)
+    assert load_chat(SESSION.read_bytes(), name="upload.jsonl") == load_chat(SESSION)
+    codex = HERE.parent / "codex" / "turn_two.jsonl"
+    assert load_chat(codex.read_text()) == load_chat(codex)
+
+
+def test_a_record_or_block_written_twice_is_read_once(tmp_path: Path) -> None:
+    lines = SUBAGENT.read_text().splitlines()
+    doubled = [lines[0], *lines[1:4], lines[2], *lines[4:]]  # line 3 again, later
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(doubled))
+    assert load_chat(path) == load_chat(SESSION, conversation="agent-a2271d1")
+
+
+def test_a_damaged_session_in_a_folder_is_named_in_the_error(tmp_path: Path) -> None:
+    shutil.copytree(PROJECT, tmp_path / "p")
+    damaged = tmp_path / "p" / "94604a7b-062f-4369-bdf0-da948381c3e5.jsonl"
+    lines = damaged.read_text().splitlines()
+    damaged.write_text("\n".join([lines[0], "{oops", *lines[1:]]))
+    with pytest.raises(ChatFormatError) as err:
+        list_conversations(tmp_path / "p")
+    assert err.value.where == f"p: {damaged.name}: line 2"
+
+
+def test_parsed_records_that_are_not_json_are_an_error() -> None:
+    records = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    records[2]["odd"] = {1, 2}
+    with pytest.raises(ChatFormatError) as err:
+        load_chat(records, fmt="claude-code")
+    assert err.value.where == "$"
+
+
+def test_records_given_as_json_read_like_the_file() -> None:
+    records = [json.loads(line) for line in SESSION.read_text().splitlines()]
+    assert load_chat(records) == load_chat(SESSION)
+    assert load_chat(json.dumps(records)) == load_chat(SESSION)
+    codex = HERE.parent / "codex" / "turn_two.jsonl"
+    lines = [json.loads(line) for line in codex.read_text().splitlines()]
+    assert load_chat(lines) == load_chat(codex)
+    one = next(r for r in records if r.get("type") == "user")
+    (message,) = load_chat(json.dumps(one))
+    assert message.role is Role.USER and message.id == one["uuid"]
