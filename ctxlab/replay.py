@@ -66,7 +66,12 @@ from ctxlab.insights import (
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
 from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult
-from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
+from ctxlab.summarizers import (
+    NoSummarizer,
+    RecordingSummarizer,
+    Summarizer,
+    SummaryResponse,
+)
 from ctxlab.tokens import TokenCounter
 
 __all__ = [
@@ -279,37 +284,14 @@ class Replay:
         if state.result is not None:
             return state.result
         live = (*state.compacted, *chat.messages[state.since : stop])
-        return strategy.apply(live, counter, _NoSummarizer())
+        return strategy.apply(
+            live, counter, NoSummarizer("a replayed call that did not summarize asked to")
+        )
 
 
 def assistant_turns(messages: Sequence[Message]) -> list[int]:
     """Indices of the assistant messages a model produced (summaries excluded)."""
     return [i for i, m in enumerate(messages) if m.role is Role.ASSISTANT and not m.is_summary]
-
-
-class _RecordingSummarizer:
-    """Passes requests to ``inner`` and keeps every response, so replay can count and cost them."""
-
-    def __init__(self, inner: Summarizer) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.model = inner.model
-        self.responses: list[SummaryResponse] = []
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        response = self.inner.summarize(request)
-        self.responses.append(response)
-        return response
-
-
-class _NoSummarizer:
-    """Stands in when rebuilding a call that did not summarize: it must not be called."""
-
-    name = "none"
-    model = ""
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        raise SummarizerError("internal: a replayed call that did not summarize asked to")
 
 
 def replay(
@@ -599,7 +581,7 @@ def _replay_replacing(
     summarizer: Summarizer | None,
     costing: _Costing,
 ) -> tuple[list[ReplayRow], list[_LiveState], list[Compaction]]:
-    recorder = _RecordingSummarizer(summarizer) if summarizer is not None else None
+    recorder = RecordingSummarizer(summarizer) if summarizer is not None else None
     compacted: tuple[Message, ...] = ()
     since = 0
     rows: list[ReplayRow] = []
