@@ -26,6 +26,7 @@ from ctxlab.strategies import (
     Strategy,
     TrimResult,
     build_strategy,
+    format_value,
     get_strategy_class,
     parameters,
     strategy_names,
@@ -270,7 +271,7 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
 
 def _params_text(strategy: Strategy) -> str:
     values = [
-        f"{info.name}={_value_text(_get(strategy, info.path))}"
+        f"{info.name}={format_value(_get(strategy, info.path))}"
         for info in parameters(type(strategy))
         if not info.spec.multiline
     ]
@@ -281,12 +282,6 @@ def _get(obj: Any, path: Sequence[str]) -> Any:
     for part in path:
         obj = getattr(obj, part)
     return obj
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, tuple):
-        return ",".join(str(v) for v in value) or "()"
-    return str(value)
 
 
 # -- replay ------------------------------------------------------------------------------------
@@ -378,7 +373,7 @@ def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
             shown = (
                 f"{len(default):,} characters"
                 if isinstance(default, str) and (spec.multiline or len(default) > 40)
-                else _value_text(default)
+                else format_value(default)
             )
             print(f"  --param {info.name}=<{info.kind}>  default {shown}{extra}{unit}", file=out)
             print(f"      {spec.help}", file=out)

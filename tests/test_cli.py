@@ -147,7 +147,7 @@ def test_parameters_are_coerced_from_text(
         "trigger_at=none",
     )
     assert code == 0
-    assert "window=3, trigger_at=None" in out
+    assert "window=3, trigger_at=none" in out  # the text --param reads back
 
 
 @pytest.mark.skipif("summarize" not in strategy_names(), reason="summarize not registered")

@@ -28,7 +28,6 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -160,7 +159,6 @@ def _cached_index(
     )
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class ClearToolResults(Strategy):
     """Replaces the tool results older than the last ``keep_tool_results`` with a placeholder.

@@ -46,7 +46,6 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
 )
-from ctxlab.strategies.registry import register
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
 from ctxlab.transcript import render_transcript
 
@@ -479,7 +478,6 @@ def summarize_history(
     return _compact(plan, request, summarizer, counter, options)
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class Summarize(Strategy):
     """Over the trigger, folds all but the newest messages into a summary (a compaction pair).

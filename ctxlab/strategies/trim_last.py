@@ -26,7 +26,6 @@ from ctxlab.strategies.base import (
     nice_fraction,
     param,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -90,7 +89,6 @@ def _build_table(chat: CountedChat, kind: str, types: frozenset[str]) -> tuple[i
 _HUMAN = frozenset({"human"})
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class TrimLast(Strategy):
     """Keeps the most recent messages that fit, message by message (LangChain "last").

@@ -19,7 +19,6 @@ from ctxlab.strategies.base import (
     param,
     suffix_decisions,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -40,7 +39,6 @@ def _first_fitting_round(chat: CountedChat, stop: int, rounds: int, budget: int)
     return min(k, rounds - 1)
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class WindowDrop(Strategy):
     """Keeps the longest suffix of whole rounds that fits the budget.
