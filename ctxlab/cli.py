@@ -84,7 +84,12 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[bool], out: TextIO) ->
 
 def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> tuple[Message, ...]:
     if not os.path.exists(path):
-        raise CtxlabError(f"no such file: {path}")
+        from ctxlab.samples import GENERATED, list_samples, sample_path
+
+        if path in GENERATED or path in {s.name for s in list_samples()}:
+            path = str(sample_path(path))
+        else:
+            raise CtxlabError(f"no such file or sample chat: {path} (see: ctxlab samples)")
     if os.path.isdir(path):
         raise CtxlabError(f"{path} is a folder, not a chat file")
     which: int | str | None = conversation
@@ -380,11 +385,33 @@ def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+# -- samples and the app -------------------------------------------------------------------------
+
+
+def _cmd_samples(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.samples import list_samples
+
+    for sample in list_samples():
+        made = " (generated on first use)" if sample.generated else ""
+        print(f"{sample.name}: {sample.title}{made}", file=out)
+    return EXIT_OK
+
+
+def _cmd_app(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.launch import run_app
+
+    return run_app(args.streamlit_args)
+
+
 # -- parser ------------------------------------------------------------------------------------
 
 
 def _add_chat_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("chat", metavar="CHAT", help="chat file (OpenAI JSON/JSONL, Anthropic, ...)")
+    p.add_argument(
+        "chat",
+        metavar="CHAT",
+        help="chat file (OpenAI JSON/JSONL, Anthropic, ...) or a sample name (ctxlab samples)",
+    )
     p.add_argument(
         "--model", default="gpt-4o", help="model or tokenizer to count with (default gpt-4o)"
     )
@@ -471,6 +498,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     strategies = sub.add_parser("strategies", help="list strategies and their parameters")
     strategies.set_defaults(run=_cmd_strategies)
+
+    samples = sub.add_parser("samples", help="list the sample chats (usable as CHAT by name)")
+    samples.set_defaults(run=_cmd_samples)
+
+    app = sub.add_parser(
+        "app",
+        help="start the Streamlit playground on http://127.0.0.1:8501",
+        description="Start the playground; further arguments go to `streamlit run` "
+        "(e.g. --server.port=8600).",
+    )
+    app.set_defaults(run=_cmd_app)
     return parser
 
 
@@ -479,7 +517,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     out = sys.stdout
     try:
-        args = parser.parse_args(argv)
+        args, rest = parser.parse_known_args(argv)
+        if rest and args.run is not _cmd_app:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.streamlit_args = rest
         status: int = args.run(args, out)
         return status
     except SystemExit as exc:  # --help
