@@ -13,7 +13,7 @@ from ctxlab.strategies import Decision, build_strategy
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.examples import example_chat
-from ctxlab.ui.sweep import SweepPoint, grid, knee
+from ctxlab.sweep import SweepPoint, grid, knee
 from ctxlab.ui.text import highlighted_html, hover_safe, visible
 
 

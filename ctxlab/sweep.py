@@ -1,4 +1,4 @@
-"""Parameter sweeps for the Tune page: pure, no Streamlit.
+"""Parameter sweeps (the Tune page's engine): one strategy over a grid of one parameter.
 
 A sweep applies one strategy at evenly spaced values of one numeric parameter; counts are cached
 by the counter, so each point costs one trim. :func:`knee` picks the value after which raising
