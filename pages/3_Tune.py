@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.strategies import parameters
+from ctxlab.sweep import KNEE_SHARE, grid, knee, sweep
 from ctxlab.ui import figures
 from ctxlab.ui.session import apply_params, configured_strategy
 from ctxlab.ui.summary import PreviewSummarizer
-from ctxlab.sweep import KNEE_SHARE, grid, knee, sweep
 from ctxlab.ui.widgets import ChatScale, param_range
 
 st.set_page_config(page_title="ctxlab · Tune", page_icon="✂️", layout="wide")

@@ -194,7 +194,7 @@ at = AppTest.from_file(str(Path(ctxlab.__file__).parent / "playground/app.py"),
 at.run()
 assert not at.exception, at.exception
 picker = next(s for s in at.sidebar.selectbox if s.label == "Strategy")
-print(" ".join(picker.options))
+print("\n".join(picker.options))  # the titles the picker shows
 """
 
 
@@ -224,8 +224,8 @@ def test_a_plugin_strategy_is_listed_usable_and_in_the_picker(plugin_venv: Path)
     assert "keep-last (count=3)" in trimmed
     script = outside / "picker.py"
     script.write_text(PICKER_APPTEST, encoding="utf-8")
-    options = _run(plugin_venv / "bin/python", script, cwd=outside).split()
-    assert "keep-last" in options and "window-drop" in options
+    shown = _run(plugin_venv / "bin/python", script, cwd=outside).splitlines()
+    assert "Keep last" in shown and "Window drop" in shown
 
 
 def test_built_ins_enter_the_installed_registry_through_entry_points(plugin_venv: Path) -> None:

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from ctxlab.model import Message, Role
 from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, build_strategy
+from ctxlab.sweep import SweepPoint, grid, knee
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.examples import example_chat
-from ctxlab.sweep import SweepPoint, grid, knee
 from ctxlab.ui.text import highlighted_html, hover_safe, visible
 
 
