@@ -9,7 +9,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_CHATS = ROOT.parent / "shared" / "real_chats"
+REAL_CHATS = ROOT / "tests" / "fixtures" / "real_chats"
 
 
 def sample_names() -> list[str]:
