@@ -194,7 +194,8 @@ at = AppTest.from_file(str(Path(ctxlab.__file__).parent / "playground/app.py"),
 at.run()
 assert not at.exception, at.exception
 picker = next(s for s in at.sidebar.selectbox if s.label == "Strategy")
-print("\n".join(picker.options))  # the titles the picker shows
+for title in picker.options:  # the titles the picker shows
+    print(title)
 """
 
 
