@@ -131,3 +131,25 @@ def test_register_refuses_a_class_that_is_not_a_frozen_dataclass_strategy() -> N
 
     with pytest.raises(TypeError, match="frozen dataclass"):
         registry.register(Loose)
+
+
+def test_the_readme_plugin_works_as_written(fresh_registry: types.ModuleType) -> None:
+    import re
+
+    from ctxlab.model import Message, Role
+    from ctxlab.tokens import get_counter
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "class KeepLast" in b]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    entry = re.search(r'^keep-last = "my_package\.module:KeepLast"$', readme, re.M)
+    assert entry, "the README shows the entry point line"
+    registry.register(namespace["KeepLast"])  # type: ignore[type-var]
+    messages = [Message(Role.USER, f"m{i}", f"id{i}") for i in range(6)]
+    result = registry.build_strategy("keep-last", {"count": "2"}).apply(
+        messages, get_counter("gpt-4o")
+    )
+    assert [m.id for m in result.messages] == ["id4", "id5"]
+    assert result.decision_counts()[next(iter(result.decisions.values()))] == 4
