@@ -55,8 +55,10 @@ def _assert_app_answers(base: str) -> None:
 
 
 def test_quickstart_run_app_serves_the_playground_from_a_clean_clone(tmp_path: Path) -> None:
-    if shutil.which("git") is None or not DEBIAN_PYTHON.exists():
-        pytest.skip("needs git and /usr/bin/python3")
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout to clone")
+    if not DEBIAN_PYTHON.exists():
+        pytest.skip("needs /usr/bin/python3 (the stock Debian/Ubuntu interpreter)")
     version = _run(DEBIAN_PYTHON, "-c", "import sys; print(sys.version_info >= (3, 11))", cwd=ROOT)
     if version.strip() != "True":
         pytest.skip("/usr/bin/python3 is older than 3.11")
