@@ -195,7 +195,8 @@ def test_replay_prints_calls_and_writes_csv(
     )
     assert code == 0, err
     assert "calls: 12" in out and "cost: $" in out
-    rows = list(csv.DictReader(target.open()))
+    with target.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
     assert len(rows) == 12 and rows[0]["turn"] == "1"
     assert int(rows[-1]["tokens_sent"]) <= int(rows[-1]["tokens_untrimmed"])
 
