@@ -5,9 +5,9 @@ The door is the entry-point group ``ctxlab.strategies``: each entry point names 
 :class:`~ctxlab.strategies.Strategy` whose ``name`` equals the entry point's name. ctxlab's own
 strategies are declared the same way in its ``pyproject.toml``. :func:`discover` loads the group
 once, lazily; a plug-in that fails to load is skipped with a :class:`StrategyPluginWarning`
-naming it, never breaking the built-ins. When ctxlab's own entry points are absent (a source
-checkout whose installed metadata predates them), the built-in modules of this package are
-scanned instead, so the registry holds the same strategies either way.
+naming it, never breaking the built-ins. A built-in missing from the installed metadata (an
+editable install older than the checkout) is registered from its module, so the registry holds
+the same strategies either way.
 
 The CLI, the URL and the UI only ever read the registry and the parameter descriptions of
 :func:`parameters`; parameter values cross faces as text through :func:`coerce_value` and
@@ -59,7 +59,6 @@ _REGISTRY: dict[str, type[Strategy]] = {}
 _DISCOVERED = False
 _LOCK = threading.RLock()
 _NOT_STRATEGY_MODULES = {"base", "registry"}
-_BUILTIN_PREFIX = "ctxlab.strategies."
 
 
 class StrategyPluginWarning(UserWarning):
@@ -95,20 +94,21 @@ def _check_strategy_class(cls: object) -> None:
 def discover() -> None:
     """Load every strategy of the ``ctxlab.strategies`` entry-point group (once).
 
-    Built-ins come in through their entry points like any plug-in; if none of them is
-    installed (a stale source checkout), the built-in modules are scanned instead. A broken
-    plug-in is skipped with a :class:`StrategyPluginWarning`.
+    Built-ins come in through their entry points like any plug-in (``pyproject.toml`` declares
+    each; a test checks). A built-in whose entry point the installed metadata lacks (an
+    editable install older than the checkout) is registered from its module all the same, so a
+    stale install never hides one. A broken plug-in is skipped with a
+    :class:`StrategyPluginWarning`.
     """
     global _DISCOVERED
     with _LOCK:
         if _DISCOVERED:
             return
-        builtins_found = False
         for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-            builtins_found |= entry.value.startswith(_BUILTIN_PREFIX)
             _load_entry_point(entry)
-        if not builtins_found:
-            _scan_builtin_modules()
+        for cls in builtin_strategy_classes():
+            if cls.name not in _REGISTRY:
+                register(cls)
         _DISCOVERED = True
 
 
@@ -146,11 +146,6 @@ def builtin_strategy_classes() -> list[type[Strategy]]:
             ):
                 found.append(value)
     return found
-
-
-def _scan_builtin_modules() -> None:
-    for cls in builtin_strategy_classes():
-        register(cls)
 
 
 def strategy_names() -> list[str]:
