@@ -301,3 +301,22 @@ def test_console_script_runs_and_fails_cleanly(chat_file: Path, tmp_path: Path) 
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and bad.stderr.startswith("ctxlab: error:")
+
+
+def test_samples_are_listed_and_usable_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxlab.samples import list_samples
+
+    code, out, _ = run(capsys, "samples")
+    assert code == 0
+    listed = [line.split(":", 1)[0] for line in out.splitlines()]
+    assert listed == [s.name for s in list_samples()]
+    code, out, err = run(capsys, "show", "support_function_calls")
+    assert code == 0, err
+    assert out.startswith("round")
+    code, _, err = run(capsys, "show", "no_such_sample_or_file")
+    assert code == 2 and "ctxlab samples" in err
+
+
+def test_unknown_arguments_are_refused_except_by_app(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "strategies", "--server.port=1")
+    assert code == 2 and "unrecognized arguments: --server.port=1" in err
