@@ -4,9 +4,14 @@ The everyday names live here — what the README teaches: read a chat, count it,
 strategy, apply it, validate the context. Everything else is in its own module
 (``ctxlab.tokens``, ``ctxlab.strategies``, ``ctxlab.summarizers``, ``ctxlab.replay``, ...).
 Importing ctxlab imports neither Streamlit (only ``ctxlab.ui`` does) nor ``openai`` (only an
-OpenAI-compatible summarizer does, on first use). ``ctxlab.validate`` is the function; its
-module's other names are imported with ``from ctxlab.validate import ...``.
+OpenAI-compatible summarizer does, on first use). The strategy and counting names load their
+modules on first use, so ``import ctxlab`` stays as light as reading a chat needs.
+``ctxlab.validate`` is the function; its module's other names are imported with
+``from ctxlab.validate import ...``.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from ctxlab.errors import (
     ChatFormatError,
@@ -17,9 +22,11 @@ from ctxlab.errors import (
 )
 from ctxlab.formats import dump_chat, list_conversations, load_chat
 from ctxlab.model import CompactionMeta, Message, Role, ToolCall
-from ctxlab.strategies import Strategy, TrimResult, build_strategy
-from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.validate import validate
+
+if _typing.TYPE_CHECKING:
+    from ctxlab.strategies import Strategy, TrimResult, build_strategy
+    from ctxlab.tokens import TokenCounter, get_counter
 
 __all__ = [
     "ChatFormatError",
@@ -44,3 +51,25 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Strategy": "ctxlab.strategies",
+    "TrimResult": "ctxlab.strategies",
+    "build_strategy": "ctxlab.strategies",
+    "TokenCounter": "ctxlab.tokens",
+    "get_counter": "ctxlab.tokens",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Load the module behind a strategy or counting name on its first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -24,7 +24,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _public_bindings(module: ModuleType) -> set[str]:
-    """Names bound in ``module`` that are neither private nor a submodule."""
+    """Names bound in ``module`` that are neither private nor a submodule.
+
+    Every exported name is read first, so names a module loads lazily are bound too.
+    """
+    for name in module.__all__:
+        getattr(module, name)
     return {
         name
         for name, value in vars(module).items()
