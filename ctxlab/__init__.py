@@ -1,9 +1,17 @@
 """ctxlab: see and tune how LLM chat context is trimmed.
 
-The everyday names live here; everything else is in its own module (``ctxlab.tokens``,
-``ctxlab.strategies``, ``ctxlab.summarizers``, ``ctxlab.replay``, ...). Importing ctxlab never
-imports Streamlit: only ``ctxlab.ui`` does.
+The everyday names live here — what the README teaches: read a chat, count it, build a
+strategy, apply it, validate the context. Everything else is in its own module
+(``ctxlab.tokens``, ``ctxlab.strategies``, ``ctxlab.summarizers``, ``ctxlab.replay``, ...).
+Importing ctxlab imports neither Streamlit (only ``ctxlab.ui`` does) nor ``openai`` (only an
+OpenAI-compatible summarizer does, on first use). The strategy and counting names load their
+modules on first use, so ``import ctxlab`` stays as light as reading a chat needs.
+``ctxlab.validate`` is the function; its module's other names are imported with
+``from ctxlab.validate import ...``.
 """
+
+import importlib as _importlib
+import typing as _typing
 
 from ctxlab.errors import (
     ChatFormatError,
@@ -12,8 +20,13 @@ from ctxlab.errors import (
     SummarizerError,
     UnknownNameError,
 )
-from ctxlab.formats import dump_chat, load_chat
+from ctxlab.formats import dump_chat, list_conversations, load_chat
 from ctxlab.model import CompactionMeta, Message, Role, ToolCall
+from ctxlab.validate import validate
+
+if _typing.TYPE_CHECKING:
+    from ctxlab.strategies import Strategy, TrimResult, build_strategy
+    from ctxlab.tokens import TokenCounter, get_counter
 
 __all__ = [
     "ChatFormatError",
@@ -22,12 +35,41 @@ __all__ = [
     "Message",
     "ParameterError",
     "Role",
+    "Strategy",
     "SummarizerError",
+    "TokenCounter",
     "ToolCall",
+    "TrimResult",
     "UnknownNameError",
     "__version__",
+    "build_strategy",
     "dump_chat",
+    "get_counter",
+    "list_conversations",
     "load_chat",
+    "validate",
 ]
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Strategy": "ctxlab.strategies",
+    "TrimResult": "ctxlab.strategies",
+    "build_strategy": "ctxlab.strategies",
+    "TokenCounter": "ctxlab.tokens",
+    "get_counter": "ctxlab.tokens",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """Load the module behind a strategy or counting name on its first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

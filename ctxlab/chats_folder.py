@@ -52,11 +52,14 @@ class FolderChat:
 
 
 def chats_dir() -> Path:
-    """The folder named by ``CTXLAB_CHATS_DIR``, else this checkout's ``sample_chats/``."""
+    """The folder named by ``CTXLAB_CHATS_DIR``, else the shipped ``sample_chats/`` (the
+    repository's ``sample_chats/`` links to the same folder)."""
     override = os.environ.get(CHATS_DIR_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent.parent / "sample_chats"
+    from ctxlab.samples import samples_dir
+
+    return samples_dir()
 
 
 def check_chat_name(name: str) -> str:

@@ -34,6 +34,7 @@ from ctxlab.strategies import (
     Strategy,
     TrimResult,
     build_strategy,
+    format_value,
     get_strategy_class,
     parameters,
     strategy_names,
@@ -93,7 +94,12 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[bool], out: TextIO) ->
 def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> LoadedChat:
     """The chat at ``path`` (a file, or a folder such as a Claude Code project)."""
     if not os.path.exists(path):
-        raise CtxlabError(f"no such file: {path}")
+        from ctxlab.samples import GENERATED, list_samples, sample_path
+
+        if path in GENERATED or path in {s.name for s in list_samples()}:
+            path = str(sample_path(path))
+        else:
+            raise CtxlabError(f"no such file or sample chat: {path} (see: ctxlab samples)")
     which: int | str | None = conversation
     if conversation is not None and conversation.strip().isdigit():
         which = int(conversation)
@@ -312,7 +318,7 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
 
 def _params_text(strategy: Strategy) -> str:
     values = [
-        f"{info.name}={_value_text(_get(strategy, info.path))}"
+        f"{info.name}={format_value(_get(strategy, info.path))}"
         for info in parameters(type(strategy))
         if not info.spec.multiline
     ]
@@ -323,12 +329,6 @@ def _get(obj: Any, path: Sequence[str]) -> Any:
     for part in path:
         obj = getattr(obj, part)
     return obj
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, tuple):
-        return ",".join(str(v) for v in value) or "()"
-    return str(value)
 
 
 # -- replay ------------------------------------------------------------------------------------
@@ -417,11 +417,29 @@ def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
             shown = (
                 f"{len(default):,} characters"
                 if isinstance(default, str) and (spec.multiline or len(default) > 40)
-                else _value_text(default)
+                else format_value(default)
             )
             print(f"  --param {info.name}=<{info.kind}>  default {shown}{extra}{unit}", file=out)
             print(f"      {spec.help}", file=out)
     return EXIT_OK
+
+
+# -- samples and the app -------------------------------------------------------------------------
+
+
+def _cmd_samples(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.samples import list_samples
+
+    for sample in list_samples():
+        made = " (generated on first use)" if sample.generated else ""
+        print(f"{sample.name}: {sample.title}{made}", file=out)
+    return EXIT_OK
+
+
+def _cmd_app(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.launch import run_app
+
+    return run_app(args.streamlit_args)
 
 
 # -- parser ------------------------------------------------------------------------------------
@@ -429,7 +447,10 @@ def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
 
 def _add_chat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "chat", metavar="CHAT", help="chat file (any format below) or a Claude Code project folder"
+        "chat",
+        metavar="CHAT",
+        help="chat file (any format below), a Claude Code project folder, or a sample name "
+        "(ctxlab samples)",
     )
     p.add_argument(
         "--model", default="gpt-4o", help="model or tokenizer to count with (default gpt-4o)"
@@ -527,6 +548,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     strategies = sub.add_parser("strategies", help="list strategies and their parameters")
     strategies.set_defaults(run=_cmd_strategies)
+
+    samples = sub.add_parser("samples", help="list the sample chats (usable as CHAT by name)")
+    samples.set_defaults(run=_cmd_samples)
+
+    app = sub.add_parser(
+        "app",
+        help="start the Streamlit playground on http://127.0.0.1:8501",
+        description="Start the playground; further arguments go to `streamlit run` "
+        "(e.g. --server.port=8600).",
+    )
+    app.set_defaults(run=_cmd_app)
     return parser
 
 
@@ -535,7 +567,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     out = sys.stdout
     try:
-        args = parser.parse_args(argv)
+        args, rest = parser.parse_known_args(argv)
+        if rest and args.run is not _cmd_app:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.streamlit_args = rest
         status: int = args.run(args, out)
         return status
     except SystemExit as exc:  # --help

@@ -8,9 +8,10 @@ after a parameter change costs no tokenization and O(rounds) or less (the window
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ctxlab.model import Message
@@ -94,6 +95,14 @@ class CountedChat:
     def ids(self) -> tuple[str, ...]:
         """Message ids in order (built once: decisions are built from slices of it)."""
         return self.derived("ids", lambda chat: tuple(m.id for m in chat.messages))
+
+    @property
+    def positions(self) -> Mapping[str, int]:
+        """Message id -> index in ``messages`` (built once, read-only; ids are unique)."""
+        return self.derived(
+            "positions",
+            lambda chat: MappingProxyType({m.id: i for i, m in enumerate(chat.messages)}),
+        )
 
     def instruction_positions(self) -> tuple[int, ...]:
         """Indices of the system/developer messages."""

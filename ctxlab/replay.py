@@ -48,7 +48,6 @@ not turns.
 from __future__ import annotations
 
 import os
-from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import IO, Any
@@ -56,17 +55,22 @@ from typing import IO, Any
 from ctxlab.counted import CountedChat
 from ctxlab.csvtext import csv_text
 from ctxlab.errors import SummarizerError
-from ctxlab.insights import (
-    LineageEntry,
+from ctxlab.insights.lineage import LineageEntry, summary_lineage
+from ctxlab.insights.prompt_cache import (
+    Context,
     cacheable_prefix,
     cached_input_tokens,
-    sent_form,
-    summary_lineage,
+    prefix_between,
 )
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
-from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult
-from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
+from ctxlab.strategies.base import Decision, Strategy, TrimResult
+from ctxlab.summarizers import (
+    NoSummarizer,
+    RecordingSummarizer,
+    Summarizer,
+    SummaryResponse,
+)
 from ctxlab.tokens import TokenCounter
 
 __all__ = [
@@ -288,37 +292,14 @@ class Replay:
         if state.result is not None:
             return state.result
         live = (*state.compacted, *chat.messages[state.since : stop])
-        return strategy.apply(live, counter, _NoSummarizer())
+        return strategy.apply(
+            live, counter, NoSummarizer("a replayed call that did not summarize asked to")
+        )
 
 
 def assistant_turns(messages: Sequence[Message]) -> list[int]:
     """Indices of the assistant messages a model produced (summaries excluded)."""
     return [i for i, m in enumerate(messages) if m.role is Role.ASSISTANT and not m.is_summary]
-
-
-class _RecordingSummarizer:
-    """Passes requests to ``inner`` and keeps every response, so replay can count and cost them."""
-
-    def __init__(self, inner: Summarizer) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.model = inner.model
-        self.responses: list[SummaryResponse] = []
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        response = self.inner.summarize(request)
-        self.responses.append(response)
-        return response
-
-
-class _NoSummarizer:
-    """Stands in when rebuilding a call that did not summarize: it must not be called."""
-
-    name = "none"
-    model = ""
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        raise SummarizerError("internal: a replayed call that did not summarize asked to")
 
 
 def replay(
@@ -474,105 +455,6 @@ class _Costing:
         )
 
 
-_Context = Projection | tuple[Message, ...]
-
-
-def _element(p: Projection, instructions: tuple[int, ...], j: int) -> int:
-    """The chat position of the ``j``-th message a described projection sends."""
-    assert p.start is not None
-    return instructions[j] if j < p.pinned else p.start + j - p.pinned
-
-
-def _offset(p: Projection, instructions: tuple[int, ...], position: int) -> int | None:
-    """Where chat ``position`` stands in a described projection's context, if it is sent."""
-    assert p.start is not None
-    if p.start <= position < p.end:
-        return p.pinned + position - p.start
-    head = instructions[: p.pinned]
-    k = bisect_left(head, position)
-    return k if k < len(head) and head[k] == position else None
-
-
-def _projected_prefix(chat: CountedChat, previous: Projection, current: Projection) -> int:
-    """Tokens of the longest common prefix of two described projections of one chat.
-
-    Both contexts are chat positions (pinned instructions, then a run) with the first few of a
-    shared list of edit sites replaced; the walk only visits the pinned heads (a message or
-    two), so a whole replay stays linear.
-    """
-    assert previous.start is not None and current.start is not None
-    instructions = chat.instruction_positions()
-    length_p = previous.pinned + previous.end - previous.start
-    length_c = current.pinned + current.end - current.start
-    limit = min(length_p, length_c)
-    heads = max(previous.pinned, current.pinned)
-    m = 0
-    while m < min(heads, limit) and _element(previous, instructions, m) == _element(
-        current, instructions, m
-    ):
-        m += 1
-    if m == min(heads, limit) and m < limit:
-        # both runs from here on: aligned either everywhere or nowhere
-        aligned = previous.start - previous.pinned == current.start - current.pinned
-        m = limit if aligned else m
-    edits = current.edits
-    if edits is not None and previous.edited != current.edited:
-        # the first edit site one context replaced and the other did not
-        site = edits.positions[min(previous.edited, current.edited)]
-        for ctx in (previous, current):
-            at = _offset(ctx, instructions, site)
-            if at is not None:
-                m = min(m, at)
-    # Different positions can still hold identical messages (providers cache by content): go on
-    # while they match. A moved front differs at once, so this is O(1) in practice.
-    while m < limit and _sent_at(chat, previous, instructions, m) == _sent_at(
-        chat, current, instructions, m
-    ):
-        m += 1
-    return _tokens_of_first(chat, current, instructions, m)
-
-
-def _sent_at(
-    chat: CountedChat, p: Projection, instructions: tuple[int, ...], j: int
-) -> tuple[object, ...]:
-    """The ``j``-th message of a described projection in the form sent (see insights)."""
-    position = _element(p, instructions, j)
-    message = chat.messages[position]
-    if p.edits is not None and p.edited:
-        k = bisect_left(p.edits.positions, position, 0, p.edited)
-        if k < p.edited and p.edits.positions[k] == position:
-            message = message.replace(content=p.edits.content)
-    return sent_form(message)
-
-
-def _tokens_of_first(
-    chat: CountedChat, p: Projection, instructions: tuple[int, ...], m: int
-) -> int:
-    """Tokens of the first ``m`` messages of a described projection (no reply priming)."""
-    assert p.start is not None
-    head = min(m, p.pinned)
-    tokens = chat.instruction_prefix()[1][instructions[head - 1] + 1] if head else 0
-    run_end = p.start + max(m - p.pinned, 0)
-    tokens += chat.prefix[run_end] - chat.prefix[p.start]
-    if p.edits is not None and p.edited:
-        positions = p.edits.positions
-        lo = bisect_left(positions, p.start, 0, p.edited)
-        hi = bisect_left(positions, run_end, 0, p.edited)
-        tokens -= p.edits.saved_prefix[hi] - p.edits.saved_prefix[lo]
-    return tokens
-
-
-def _prefix_tokens(
-    chat: CountedChat, counter: TokenCounter, previous: _Context, current: _Context
-) -> int | None:
-    """Cacheable prefix between two calls; None when one is described and the other not."""
-    if isinstance(previous, tuple) and isinstance(current, tuple):
-        return cacheable_prefix(previous, current, counter)
-    if isinstance(previous, Projection) and isinstance(current, Projection):
-        return _projected_prefix(chat, previous, current)
-    return None
-
-
 def _replay_projection(
     chat: CountedChat,
     indices: Sequence[int],
@@ -582,11 +464,11 @@ def _replay_projection(
     exact_limit: int = EXACT_CONTEXT_LIMIT,
 ) -> list[ReplayRow]:
     rows: list[ReplayRow] = []
-    previous: _Context | None = None
+    previous: Context | None = None
     allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES
     for turn, index in enumerate(indices, start=1):
         projection = strategy.project(chat, index, counter)
-        context: _Context | None = projection if projection.start is not None else None
+        context: Context | None = projection if projection.start is not None else None
         if context is None and allowed > 0:
             allowed -= 1
             context = strategy.apply(chat.messages[:index], counter).messages
@@ -596,7 +478,7 @@ def _replay_projection(
         elif previous is None:
             prefix = 0
         else:
-            prefix = _prefix_tokens(chat, counter, previous, context)
+            prefix = prefix_between(chat, counter, previous, context)
         previous = context
         rows.append(
             costing.row(
@@ -619,7 +501,7 @@ def _replay_replacing(
     summarizer: Summarizer | None,
     costing: _Costing,
 ) -> tuple[list[ReplayRow], list[_LiveState], list[Compaction]]:
-    recorder = _RecordingSummarizer(summarizer) if summarizer is not None else None
+    recorder = RecordingSummarizer(summarizer) if summarizer is not None else None
     compacted: tuple[Message, ...] = ()
     since = 0
     rows: list[ReplayRow] = []

@@ -1,11 +1,13 @@
 """The sample chats that ship with ctxlab, and the generated large chat.
 
-A sample is a JSON file in ``sample_chats/`` (or ``sample_chats/real/``) holding
-``{"title", "description", "source", "license", "messages"}``; its *name* is the file stem,
-unique across both folders, and is what the app's ``?chat=`` URL parameter and the CLI speak.
-The large chat is not committed: :func:`ensure_generated` writes it on first use, into
-``sample_chats/generated/`` when that folder is writable, else into the user cache dir. The
-generator is deterministic (seeded), so every machine gets byte-identical files.
+A sample is a JSON file in ``ctxlab/sample_chats/`` (or its ``real/`` folder) holding
+``{"title", "description", "source", "license", "messages"}``; the files are package data, so an
+installed wheel has them too (a checkout also reaches them as ``sample_chats/``, a link). A
+sample's *name* is the file stem, unique across both folders, and is what the app's ``?chat=``
+URL parameter and the CLI speak. The large chat is not shipped: :func:`ensure_generated` writes
+it on first use, into ``sample_chats/generated/`` in a source checkout, else into the user cache
+dir (never into an installed package). The generator is deterministic (seeded), so every
+machine gets byte-identical files.
 
 This module does no Streamlit and no tokenization; listing reads only small files.
 """
@@ -91,11 +93,16 @@ GENERATED: dict[str, _GeneratedSpec] = {
 
 
 def samples_dir() -> Path:
-    """The ``sample_chats/`` folder of this checkout (``CTXLAB_SAMPLES_DIR`` overrides it)."""
+    """The folder of the shipped sample chats (``CTXLAB_SAMPLES_DIR`` overrides it)."""
     override = os.environ.get("CTXLAB_SAMPLES_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parent.parent / "sample_chats"
+    return Path(__file__).resolve().parent / "sample_chats"
+
+
+def _in_source_checkout() -> bool:
+    """True when ctxlab runs from its repository (a ``pyproject.toml`` beside the package)."""
+    return (Path(__file__).resolve().parent.parent / "pyproject.toml").is_file()
 
 
 def _order_key(sample: Sample) -> tuple[int, int, str]:
@@ -172,7 +179,10 @@ def sample_path(name: str) -> Path:
 def _cache_dirs() -> list[Path]:
     xdg = os.environ.get("XDG_CACHE_HOME")
     user_cache = (Path(xdg) if xdg else Path.home() / ".cache") / "ctxlab"
-    return [samples_dir() / "generated", user_cache, Path(tempfile.gettempdir()) / "ctxlab"]
+    others = [user_cache, Path(tempfile.gettempdir()) / "ctxlab"]
+    if os.environ.get("CTXLAB_SAMPLES_DIR") or _in_source_checkout():
+        return [samples_dir() / "generated", *others]
+    return others
 
 
 def _writable_dir(candidates: list[Path]) -> Path:

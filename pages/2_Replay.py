@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ctxlab.replay import Replay
 from ctxlab.ui import render, report
 from ctxlab.ui.shell import shared
 from ctxlab.ui.timeline import render_replay, run_replay
@@ -18,8 +19,9 @@ st.caption(
 )
 replayed = run_replay(strategy, ws, backend)
 if replayed is not None:
-    render_replay(replayed, ws, render.budget_of(strategy), strategy)
-    if replayed.rows:
+    rep: Replay = replayed  # narrowed for the report's closure
+    render_replay(rep, ws, render.budget_of(strategy), strategy)
+    if rep.rows:
         st.download_button(
             "Download report",
             lambda: report.report_html(
@@ -27,9 +29,9 @@ if replayed is not None:
                     ws.chat.label,
                     ws.model,
                     strategy,
-                    replayed,
+                    rep,
                     render.budget_of(strategy),
-                    last=report.last_call(replayed, ws.counter, ws.chat.messages),
+                    last=report.last_call(rep, ws.counter, ws.chat.messages),
                 )
             ),
             file_name=f"{ws.chat.slot}-replay-report.html",

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs ctxlab and starts the Streamlit playground on http://127.0.0.1:8501 with the
+# Installs ctxlab into the project venv (.venv, created with python3 -m venv; an active venv is
+# used instead) and starts the Streamlit playground on http://127.0.0.1:8501 with the
 # coding-agent sample chat loaded (the app reads ?chat=<sample name> from the URL).
 # Extra arguments are passed to `streamlit run` (e.g. --server.port=8600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/_venv.sh
+. scripts/_venv.sh
 
-python -m pip install --quiet --disable-pip-version-check -e .
+ctxlab_venv
+ctxlab_install
 
 port=8501
 for arg in "$@"; do
@@ -15,7 +19,7 @@ for arg in "$@"; do
 done
 echo "ctxlab playground: http://127.0.0.1:${port}/?chat=coding_agent_session"
 
-exec python -m streamlit run app.py \
+exec "$PY" -m streamlit run app.py \
     --server.address=127.0.0.1 \
     --browser.gatherUsageStats=false \
     "$@"

@@ -10,7 +10,7 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_CHATS = ROOT.parent / "shared" / "real_chats"
+REAL_CHATS = ROOT / "tests" / "fixtures" / "real_chats"
 PLAYGROUND = "pages/0_Playground.py"
 """The Playground page. AppTest runs page files on their own (the router's ``st.navigation``
 is not followed on reruns), so every page test targets its page file."""

@@ -87,7 +87,9 @@ def test_environment_variable_names_the_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(CHATS_DIR_ENV, raising=False)
-    assert chats_dir() == Path(__file__).resolve().parent.parent / "sample_chats"
+    assert (
+        chats_dir().resolve() == (Path(__file__).resolve().parent.parent / "sample_chats").resolve()
+    )
     monkeypatch.setenv(CHATS_DIR_ENV, str(tmp_path))
     (tmp_path / "mine.json").write_text(CHAT, encoding="utf-8")
     assert chats_dir() == tmp_path

@@ -88,7 +88,7 @@ def test_trim_reports_dropped_and_kept_rounds_and_saved_tokens(
     assert code == 0, err
     assert "dropped" in out and "kept" in out
     assert "tokens: " in out and " -> " in out and "saved" in out
-    assert "strategy: window-drop (budget=600, keep_system=False)" in out
+    assert "strategy: window-drop (budget=600, keep_system=false)" in out
 
 
 def test_trim_rounds_flag_prints_one_line_per_round(
@@ -147,7 +147,7 @@ def test_parameters_are_coerced_from_text(
         "trigger_at=none",
     )
     assert code == 0
-    assert "window=3, trigger_at=None" in out
+    assert "window=3, trigger_at=none" in out  # the text --param reads back
 
 
 @pytest.mark.skipif("summarize" not in strategy_names(), reason="summarize not registered")
@@ -195,7 +195,8 @@ def test_replay_prints_calls_and_writes_csv(
     )
     assert code == 0, err
     assert "calls: 12" in out and "cost: $" in out
-    rows = list(csv.DictReader(target.open()))
+    with target.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
     assert len(rows) == 12 and rows[0]["turn"] == "1"
     assert int(rows[-1]["tokens_sent"]) <= int(rows[-1]["tokens_untrimmed"])
 
@@ -300,3 +301,22 @@ def test_console_script_runs_and_fails_cleanly(chat_file: Path, tmp_path: Path) 
     )
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and bad.stderr.startswith("ctxlab: error:")
+
+
+def test_samples_are_listed_and_usable_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxlab.samples import list_samples
+
+    code, out, _ = run(capsys, "samples")
+    assert code == 0
+    listed = [line.split(":", 1)[0] for line in out.splitlines()]
+    assert listed == [s.name for s in list_samples()]
+    code, out, err = run(capsys, "show", "support_function_calls")
+    assert code == 0, err
+    assert out.startswith("round")
+    code, _, err = run(capsys, "show", "no_such_sample_or_file")
+    assert code == 2 and "ctxlab samples" in err
+
+
+def test_unknown_arguments_are_refused_except_by_app(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "strategies", "--server.port=1")
+    assert code == 2 and "unrecognized arguments: --server.port=1" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from chatgen import chats
 from hypothesis import given
 from hypothesis import strategies as st
@@ -57,3 +58,15 @@ def test_an_empty_chat_counts_only_reply_priming() -> None:
     counted = counter.counted(())
     assert counted.total == counter.accounting.reply_priming
     assert counted.rounds() == []
+
+
+def test_positions_map_every_id_to_its_index_once_per_chat() -> None:
+    from ctxlab.counted import CountedChat
+    from ctxlab.model import Message, Role
+
+    messages = tuple(Message(Role.USER, f"m{i}", f"id-{i}") for i in range(5))
+    chat = CountedChat(messages, (1,) * 5, 3)
+    assert dict(chat.positions) == {f"id-{i}": i for i in range(5)}
+    assert chat.positions is chat.positions  # built once
+    with pytest.raises(TypeError):
+        chat.positions["id-0"] = 9  # type: ignore[index]

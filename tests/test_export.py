@@ -16,7 +16,7 @@ from ctxlab.export import TARGETS, export_details, export_policy
 from ctxlab.strategies import build_strategy, strategy_names
 from ctxlab.tokens import TokenCounter
 
-REAL_CHATS = Path(__file__).resolve().parents[1].parent / "shared" / "real_chats"
+REAL_CHATS = Path(__file__).resolve().parent / "fixtures" / "real_chats"
 CHAT = REAL_CHATS / "tau_bench_airline_gpt4o_task2_trial1_fail.json"
 PROJECTIONS = {
     "window-drop": {"budget": 3000},
@@ -28,8 +28,6 @@ PROJECTIONS = {
 
 @pytest.fixture(scope="module")
 def chat_path() -> Path:
-    if not CHAT.exists():
-        pytest.skip("shared real chats are not beside the checkout")
     return CHAT
 
 

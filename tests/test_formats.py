@@ -29,7 +29,7 @@ from ctxlab.formats import (
 from ctxlab.model import CompactionMeta, Message, Role, ToolCall
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "formats"
-REAL_CHATS = Path(__file__).resolve().parents[1].parent / "shared" / "real_chats"
+REAL_CHATS = Path(__file__).resolve().parent / "fixtures" / "real_chats"
 
 S, U, A, T, F = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL, Role.FUNCTION
 
@@ -321,7 +321,7 @@ def test_legacy_function_call_and_function_role() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the real chats of ../shared/real_chats
+# the real chats vendored in tests/fixtures/real_chats
 
 REAL_COUNTS = {
     "tau_bench_airline_gpt4o_task2_trial1_fail.json": 62,

@@ -32,7 +32,7 @@ from ctxlab.formats import load_chat
 from ctxlab.model import Message
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_CHATS = ROOT.parent / "shared" / "real_chats"
+REAL_CHATS = ROOT / "tests" / "fixtures" / "real_chats"
 SLOW_S = 2.0
 """Per-example bound in seconds (inputs here are at most a few hundred kB)."""
 HUGE_S = 5.0

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from chatgen import chats
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab.errors import ParameterError, UnknownNameError
-from ctxlab.model import Message
+from ctxlab.model import Message, Role
 from ctxlab.strategies import build_strategy, get_strategy_class, parameters, strategy_names
 from ctxlab.strategies.base import ParamSpec, Strategy
-from ctxlab.strategies.registry import current_params, with_params
+from ctxlab.strategies.registry import (
+    ParamInfo,
+    coerce_value,
+    current_params,
+    format_value,
+    with_params,
+)
 
 PROJECTIONS = {"sliding-window", "window-drop", "clear-tool-results", "trim-last"}
 
@@ -102,3 +110,36 @@ def test_every_round_of_every_strategy_says_why_starting_with_its_decision(
         assert first in present or (first == "mixed" and len(present) > 1), why
         for part in why.split("; "):
             assert part.split(":", 1)[0].split(" ")[0] in present | {"mixed"}, why
+
+
+def _values(info: ParamInfo) -> st.SearchStrategy[Any]:
+    """Values a parameter of ``info``'s kind can hold."""
+    ints = st.integers(min_value=0, max_value=10**9)
+    by_kind: dict[str, st.SearchStrategy[Any]] = {
+        "int": ints,
+        "optional_int": st.none() | ints,
+        "float": st.floats(allow_nan=False, allow_infinity=False),
+        "bool": st.booleans(),
+        "str": st.text(),
+        "roles": st.lists(st.sampled_from(list(Role)), max_size=4).map(tuple),
+    }
+    return by_kind[info.kind]
+
+
+ALL_PARAMS = [info for name in strategy_names() for info in parameters(get_strategy_class(name))]
+
+
+@pytest.mark.parametrize("info", ALL_PARAMS, ids=lambda i: ".".join(i.path))
+@settings(max_examples=40)
+@given(data=st.data())
+def test_format_value_is_read_back_by_coerce_value(info: ParamInfo, data: st.DataObject) -> None:
+    value = data.draw(_values(info))
+    assert coerce_value(info, format_value(value)) == value
+    assert coerce_value(info, format_value(info.default)) == info.default
+
+
+def test_the_url_and_the_cli_speak_format_value() -> None:
+    from ctxlab.ui.session import params_to_query
+
+    values = {"redact_roles": (Role.TOOL, Role.USER), "trigger_at": None, "flag": False}
+    assert params_to_query(values) == {"redact_roles": "tool,user", "flag": "false"}

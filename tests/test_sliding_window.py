@@ -47,17 +47,3 @@ def test_a_trigger_at_or_below_the_window_is_clamped_to_window_plus_one() -> Non
     assert SlidingWindow(5, 5).trigger == 6
     assert SlidingWindow(5, None).trigger == 6
     assert SlidingWindow(5, 9).trigger == 9
-
-
-@given(chats(max_turns=7), params, st.data())
-def test_project_equals_apply_on_the_prefix(
-    chat: tuple[Message, ...], p: tuple[int, int | None], data: st.DataObject
-) -> None:
-    counter = get_counter("gpt-4o")
-    strategy = SlidingWindow(*p)
-    counted = counter.counted(chat)
-    for stop in {0, len(chat), data.draw(st.integers(0, len(chat)))}:
-        projection = strategy.project(counted, stop, counter)
-        applied = strategy.apply(chat[:stop], counter)
-        assert projection.messages_sent == len(applied.messages)
-        assert projection.tokens_sent == applied.tokens_after

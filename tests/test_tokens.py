@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,7 @@ from ctxlab.errors import UnknownNameError
 from ctxlab.model import Message, Role
 from ctxlab.tokens import TokenCounter, get_counter
 
-GROUND_TRUTH = Path(os.environ.get("CTXLAB_SHARED", Path(__file__).parents[2] / "shared"))
-FACTS_FILE = GROUND_TRUTH / "ground_truth" / "openai_cookbook_token_counts.json"
-if not FACTS_FILE.exists():  # CI lays shared/ beside the clone
-    FACTS_FILE = Path("/work/shared/ground_truth/openai_cookbook_token_counts.json")
+FACTS_FILE = Path(__file__).parent / "fixtures/ground_truth/openai_cookbook_token_counts.json"
 DATA: dict[str, Any] = json.loads(FACTS_FILE.read_text())
 FACTS = DATA["facts"]
 

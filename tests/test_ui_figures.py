@@ -13,7 +13,6 @@ from ctxlab.strategies import Decision, build_strategy
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.examples import example_chat
-from ctxlab.ui.sweep import SweepPoint, grid, knee
 from ctxlab.ui.text import highlighted_html, hover_safe, visible
 
 
@@ -111,26 +110,6 @@ def test_replay_figure_marks_summarizer_calls() -> None:
     fig = figures.replay_tokens_figure(rows, budget=40, turn=2)
     marks = [trace for trace in fig.data if trace.name == "summarizer call"]
     assert len(marks) == 1 and list(marks[0].x) == [3]
-
-
-def test_tune_figure_draws_three_panels_and_the_knee() -> None:
-    fig = figures.tune_figure(
-        [1, 2, 3], [10, 20, 21], [1, 2, 2], [0.1, 0.2, 0.21], parameter="budget", knee=2
-    )
-    assert len(fig.data) == 3
-    assert any(shape.x0 == 2 for shape in fig.layout.shapes)
-
-
-def test_knee_is_where_tokens_stop_growing() -> None:
-    pts = [SweepPoint(float(v), min(v, 50) * 10, 0, None) for v in range(0, 101, 10)]
-    assert knee(pts) == 50.0
-    linear = [SweepPoint(float(v), v * 10, 0, None) for v in range(10)]
-    assert knee(linear) is None
-
-
-def test_grid_spans_the_range_with_distinct_integers() -> None:
-    assert grid(0, 10, 3, integer=True) == [0.0, 5.0, 10.0]
-    assert grid(0, 2, 20, integer=True) == [0.0, 1.0, 2.0]
 
 
 def test_visible_shows_invisible_and_bidi_characters() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from ctxlab.strategies.sliding_window import SlidingWindow
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.validate import PROVIDERS, RULES, Problem, validate
 
-REAL_CHATS = sorted(glob.glob("/work/shared/real_chats/*.json")) or sorted(
-    str(p) for p in (Path(__file__).parents[2] / "shared" / "real_chats").glob("*.json")
-)
+REAL_CHATS = sorted(str(p) for p in (Path(__file__).parent / "fixtures/real_chats").glob("*.json"))
 
 GOOD = (
     system("be brief"),

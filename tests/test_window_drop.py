@@ -86,23 +86,6 @@ def test_the_last_round_is_kept_over_budget_with_a_warning(counter: TokenCounter
     assert result.warnings and "over the budget" in result.warnings[0]
 
 
-@given(chat_and_budget(), st.data())
-def test_project_equals_apply_on_the_prefix(
-    case: tuple[tuple[Message, ...], int], data: st.DataObject
-) -> None:
-    from ctxlab.tokens import get_counter
-
-    counter = get_counter("gpt-4o")
-    chat, budget = case
-    strategy = WindowDrop(budget)
-    counted = counter.counted(chat)
-    for stop in {0, len(chat), data.draw(st.integers(0, len(chat)))}:
-        projection = strategy.project(counted, stop, counter)
-        applied = strategy.apply(chat[:stop], counter)
-        assert projection.messages_sent == len(applied.messages)
-        assert projection.tokens_sent == applied.tokens_after
-
-
 def oracle_keep_system(
     chat: tuple[Message, ...], budget: int, counter: TokenCounter
 ) -> tuple[Message, ...]:

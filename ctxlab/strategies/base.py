@@ -28,6 +28,8 @@ __all__ = [
     "EditSites",
     "ParamSpec",
     "Projection",
+    "ResummarizationGuard",
+    "ResummarizationRisk",
     "Strategy",
     "TrimResult",
     "check_params",
@@ -140,6 +142,32 @@ class Projection:
     pinned: int = 0
     edits: EditSites | None = None
     edited: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ResummarizationRisk:
+    """Whether a summarize configuration fires again right after it compacts.
+
+    ``floor_tokens`` is what the history holds just after a compaction (pinned messages, the
+    kept tail, the summary); when it is at or over the trigger, the very next call summarizes again.
+    """
+
+    fires_every_call: bool
+    floor_tokens: int
+    trigger_tokens: int
+    suggestion: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResummarizationGuard:
+    """The risk of one configured strategy and the parameter change that removes it.
+
+    A summarizing strategy answers it from :meth:`Strategy.resummarization_guard`; ``changes``
+    maps parameter leaf names to values (``with_params`` applies them).
+    """
+
+    risk: ResummarizationRisk
+    changes: dict[str, int]  # parameter name -> suggested value; empty when nothing fires
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +356,16 @@ class Strategy:
         also serves strategies written before the argument existed.
         """
         return cls()
+
+    def resummarization_guard(
+        self, messages: Sequence[Message], counter: TokenCounter
+    ) -> ResummarizationGuard | None:
+        """Whether this configuration would summarize again right after it compacts.
+
+        None for a strategy that never summarizes (the default); a summarizing strategy
+        overrides it, so no page special-cases a strategy by its parameter names.
+        """
+        return None
 
     def params(self) -> dict[str, Any]:
         """The parameter values, by field name (nested dataclasses as dicts)."""

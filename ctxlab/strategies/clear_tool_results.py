@@ -30,7 +30,6 @@ from ctxlab.strategies.base import (
     reasons_for,
     token_default,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -162,7 +161,6 @@ def _cached_index(
     )
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class ClearToolResults(Strategy):
     """Replaces the tool results older than the last ``keep_tool_results`` with a placeholder.

@@ -1,18 +1,30 @@
-"""The strategy registry: built-ins enter it exactly as a third party's strategy would.
+"""The strategy registry: built-ins enter it exactly as a third party's strategy does.
 
-A strategy module decorates its class with :func:`register`; :func:`discover` imports every
-module of this package once, lazily. The CLI, the URL and the UI only ever read the registry and
-the parameter descriptions of :func:`parameters`, so adding a strategy is one new module.
+The door is the entry-point group ``ctxlab.strategies``: each entry point names a strategy class
+(``keep-last = "my_package.module:KeepLast"``), a frozen-dataclass subclass of
+:class:`~ctxlab.strategies.Strategy` whose ``name`` equals the entry point's name. ctxlab's own
+strategies are declared the same way in its ``pyproject.toml``. :func:`discover` loads the group
+once, lazily; a plug-in that fails to load is skipped with a :class:`StrategyPluginWarning`
+naming it, never breaking the built-ins. A built-in missing from the installed metadata (an
+editable install older than the checkout) is registered from its module, so the registry holds
+the same strategies either way.
+
+The CLI, the URL and the UI only ever read the registry and the parameter descriptions of
+:func:`parameters`; parameter values cross faces as text through :func:`coerce_value` and
+:func:`format_value`, which are inverses.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
+import inspect
 import pkgutil
 import threading
 import types
 import typing
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,11 +34,15 @@ from ctxlab.model import Role
 from ctxlab.strategies.base import ParamSpec, Strategy
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ParamInfo",
+    "StrategyPluginWarning",
     "build_strategy",
+    "builtin_strategy_classes",
     "coerce_value",
     "current_params",
     "discover",
+    "format_value",
     "get_strategy_class",
     "parameters",
     "register",
@@ -36,14 +52,26 @@ __all__ = [
 
 S = TypeVar("S", bound=type[Strategy])
 
+ENTRY_POINT_GROUP = "ctxlab.strategies"
+"""The entry-point group through which every strategy, built-in or not, enters the registry."""
+
 _REGISTRY: dict[str, type[Strategy]] = {}
 _DISCOVERED = False
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _NOT_STRATEGY_MODULES = {"base", "registry"}
 
 
+class StrategyPluginWarning(UserWarning):
+    """A ``ctxlab.strategies`` entry point was skipped; the message names it and says why."""
+
+
 def register(cls: S) -> S:
-    """Class decorator: add a strategy under its ``name``. Names are unique."""
+    """Add a strategy class under its ``name`` (names are unique); returns ``cls``.
+
+    :func:`discover` calls it for every entry point; code may also call it directly (or use it
+    as a class decorator) to add a strategy at run time.
+    """
+    _check_strategy_class(cls)
     name = cls.name
     existing = _REGISTRY.get(name)
     if existing is not None and existing.__qualname__ != cls.__qualname__:
@@ -52,18 +80,72 @@ def register(cls: S) -> S:
     return cls
 
 
+def _check_strategy_class(cls: object) -> None:
+    """Raise TypeError unless ``cls`` is a frozen-dataclass Strategy subclass with its names."""
+    if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
+        raise TypeError(f"{cls!r} is not a subclass of ctxlab.strategies.Strategy")
+    if not dataclasses.is_dataclass(cls) or not cls.__dataclass_params__.frozen:
+        raise TypeError(f"{cls.__qualname__} is not a frozen dataclass")
+    for attr in ("name", "title", "summary"):
+        if not isinstance(getattr(cls, attr, None), str) or not getattr(cls, attr):
+            raise TypeError(f"{cls.__qualname__} has no {attr!r} class attribute (a string)")
+
+
 def discover() -> None:
-    """Import every strategy module of this package (once)."""
+    """Load every strategy of the ``ctxlab.strategies`` entry-point group (once).
+
+    Built-ins come in through their entry points like any plug-in (``pyproject.toml`` declares
+    each; a test checks). A built-in whose entry point the installed metadata lacks (an
+    editable install older than the checkout) is registered from its module all the same, so a
+    stale install never hides one. A broken plug-in is skipped with a
+    :class:`StrategyPluginWarning`.
+    """
     global _DISCOVERED
     with _LOCK:
         if _DISCOVERED:
             return
-        import ctxlab.strategies as package
-
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name not in _NOT_STRATEGY_MODULES and not info.name.startswith("_"):
-                importlib.import_module(f"{package.__name__}.{info.name}")
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            _load_entry_point(entry)
+        for cls in builtin_strategy_classes():
+            if cls.name not in _REGISTRY:
+                register(cls)
         _DISCOVERED = True
+
+
+def _load_entry_point(entry: importlib.metadata.EntryPoint) -> None:
+    where = f"entry point {entry.name} = {entry.value!r} (group {ENTRY_POINT_GROUP})"
+    try:
+        cls = entry.load()
+        _check_strategy_class(cls)
+        if cls.name != entry.name:
+            raise TypeError(f"the class's name is {cls.name!r}, not {entry.name!r}")
+        register(cls)
+    except Exception as exc:  # a plug-in's failure must not take the built-ins down
+        warnings.warn(
+            f"ctxlab: skipped strategy {where}: {type(exc).__name__}: {exc}",
+            StrategyPluginWarning,
+            stacklevel=2,
+        )
+
+
+def builtin_strategy_classes() -> list[type[Strategy]]:
+    """The Strategy classes defined in this package's own modules, in module order."""
+    import ctxlab.strategies as package
+
+    found: list[type[Strategy]] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name in _NOT_STRATEGY_MODULES or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for value in vars(module).values():
+            if (
+                inspect.isclass(value)
+                and issubclass(value, Strategy)
+                and value.__module__ == module.__name__
+                and isinstance(getattr(value, "name", None), str)
+            ):
+                found.append(value)
+    return found
 
 
 def strategy_names() -> list[str]:
@@ -173,6 +255,27 @@ def coerce_value(info: ParamInfo, raw: Any) -> Any:
         raise ParameterError(
             f"parameter {info.name}: cannot read {raw!r} as {kind.replace('_', ' ')} ({exc})"
         ) from None
+
+
+def format_value(value: Any) -> str:
+    """A parameter value as the text the CLI, the URL and Tune speak; :func:`coerce_value` reads it.
+
+    ``coerce_value(info, format_value(v)) == v`` for every value ``v`` of a parameter ``info``:
+    booleans are ``true``/``false``, an unset optional value is ``none``, roles are joined by
+    commas (the empty tuple is the empty text), numbers and text are written as Python does.
+
+    >>> [format_value(v) for v in (True, None, (Role.TOOL, Role.USER), 0.5)]
+    ['true', 'none', 'tool,user', '0.5']
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, tuple | list):
+        return ",".join(format_value(item) for item in value)
+    if isinstance(value, Role):
+        return value.value
+    return str(value)
 
 
 def build_strategy(name: str, params: Mapping[str, Any] | None = None) -> Strategy:

@@ -23,7 +23,6 @@ from ctxlab.strategies.base import (
     reasons_for,
     suffix_decisions,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["SlidingWindow"]
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class SlidingWindow(Strategy):
     """Keeps only the last ``window`` non-system messages once their count reaches the trigger.

@@ -40,6 +40,8 @@ from ctxlab.model import CompactionMeta, Message, Role
 from ctxlab.redaction import RedactionPolicy, merge_counts, redact_patterns
 from ctxlab.strategies.base import (
     Decision,
+    ResummarizationGuard,
+    ResummarizationRisk,
     Strategy,
     TrimResult,
     check_params,
@@ -48,7 +50,6 @@ from ctxlab.strategies.base import (
     reasons_for,
     token_default,
 )
-from ctxlab.strategies.registry import register
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
 from ctxlab.transcript import render_transcript
 
@@ -65,6 +66,7 @@ __all__ = [
     "build_summary_request",
     "compaction_note",
     "plan_fold",
+    "resummarization_risk",
     "summarize_history",
 ]
 
@@ -481,7 +483,6 @@ def summarize_history(
     return _compact(plan, request, summarizer, counter, options)
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class Summarize(Strategy):
     """Over the trigger, folds all but the newest messages into a summary (a compaction pair).
@@ -563,6 +564,26 @@ class Summarize(Strategy):
         built = build_summary_request(messages, self.options, counter, model)
         return built[0] if built is not None else None
 
+    def resummarization_guard(
+        self, messages: Sequence[Message], counter: TokenCounter
+    ) -> ResummarizationGuard:
+        """:func:`resummarization_risk` of these options; the fix raises the trigger.
+
+        The suggested trigger is the floor times 1.5, rounded up to a multiple of 100.
+        """
+        options = self.options
+        risk = resummarization_risk(
+            messages,
+            trigger_token_budget=options.trigger_token_budget,
+            keep_recent_messages=options.keep_recent_messages,
+            summary_max_tokens=options.summary_max_tokens,
+            counter=counter,
+        )
+        changes: dict[str, int] = {}
+        if risk.fires_every_call:
+            changes["trigger_token_budget"] = -(-int(risk.floor_tokens * 1.5) // 100) * 100
+        return ResummarizationGuard(risk, changes)
+
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
         return cls(
@@ -571,3 +592,42 @@ class Summarize(Strategy):
                 keep_recent_messages=6,
             )
         )
+
+
+def resummarization_risk(
+    messages: Sequence[Message],
+    *,
+    trigger_token_budget: int,
+    keep_recent_messages: int,
+    summary_max_tokens: int | None,
+    counter: TokenCounter,
+) -> ResummarizationRisk:
+    """Flag a trigger at or below what survives a compaction (pinned + tail + summary).
+
+    The summary is assumed to use its whole ``summary_max_tokens`` (or 500 tokens when uncapped),
+    the worst case the configuration allows.
+    """
+    counts = counter.counts(messages)
+    pinned = 0
+    for message, n in zip(messages, counts, strict=True):
+        if not message.role.is_instruction:
+            break
+        pinned += n
+    tail = sum(counts[-keep_recent_messages:]) if keep_recent_messages else 0
+    summary = summary_max_tokens if summary_max_tokens is not None else 500
+    floor = pinned + tail + summary + 2 * counter.accounting.tokens_per_message + 16
+    floor += counter.accounting.reply_priming
+    fires = floor >= trigger_token_budget
+    if fires:
+        suggestion = (
+            f"After a compaction about {floor:,} tokens remain (system prompt, the last "
+            f"{keep_recent_messages} messages and the summary), at or over the trigger of "
+            f"{trigger_token_budget:,}: the next call summarizes again. Raise the trigger above "
+            f"{int(floor * 1.5):,} tokens, or keep fewer recent messages."
+        )
+    else:
+        suggestion = (
+            f"After a compaction about {floor:,} tokens remain, "
+            f"{trigger_token_budget - floor:,} below the trigger: compactions are spaced out."
+        )
+    return ResummarizationRisk(fires, floor, trigger_token_budget, suggestion)

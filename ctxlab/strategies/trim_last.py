@@ -28,7 +28,6 @@ from ctxlab.strategies.base import (
     reasons_for,
     token_default,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -92,7 +91,6 @@ def _build_table(chat: CountedChat, kind: str, types: frozenset[str]) -> tuple[i
 _HUMAN = frozenset({"human"})
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class TrimLast(Strategy):
     """Keeps the most recent messages that fit, message by message (LangChain "last").

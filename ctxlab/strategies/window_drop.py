@@ -20,7 +20,6 @@ from ctxlab.strategies.base import (
     suffix_decisions,
     token_default,
 )
-from ctxlab.strategies.registry import register
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
@@ -54,7 +53,6 @@ def _leading_instructions(chat: CountedChat, stop: int) -> int:
     return n
 
 
-@register
 @dataclass(frozen=True, slots=True)
 class WindowDrop(Strategy):
     """Keeps the longest suffix of whole rounds that fits the budget.

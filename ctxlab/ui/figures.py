@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
@@ -35,7 +34,6 @@ __all__ = [
     "round_blocks",
     "round_map_figure",
     "sample_points",
-    "tune_figure",
     "zoom_rounds",
 ]
 
@@ -503,60 +501,6 @@ def replay_cost_figure(
     fig.update_xaxes(title_text="assistant turn")
     fig.update_yaxes(title_text="cumulative cost (USD)", rangemode="tozero", tickprefix="$")
     return _layout(fig, title="Cumulative cost", height=height)
-
-
-def tune_figure(
-    values: Sequence[float],
-    tokens_sent: Sequence[int],
-    messages_kept: Sequence[int],
-    cost_per_call: Sequence[float] | None,
-    *,
-    parameter: str,
-    knee: float | None = None,
-    height: int = 620,
-) -> go.Figure:
-    """Tokens sent, messages kept and cost per call against one parameter's value."""
-    rows = 3 if cost_per_call is not None else 2
-    titles = ["tokens sent", "messages kept", "cost per call (USD)"][:rows]
-    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, subplot_titles=titles)
-    series: list[tuple[str, Sequence[float], str]] = [
-        ("tokens sent", tokens_sent, DECISION_COLOURS["kept"]),
-        ("messages kept", messages_kept, DECISION_COLOURS["pinned"]),
-    ]
-    if cost_per_call is not None:
-        series.append(("cost per call", cost_per_call, DECISION_COLOURS["summarized"]))
-    for row, (name, ys, colour) in enumerate(series, start=1):
-        fig.add_trace(
-            go.Scatter(
-                name=name,
-                x=list(values),
-                y=list(ys),
-                mode="lines+markers",
-                line={"color": colour, "width": 3},
-                marker={"size": 8},
-            ),
-            row=row,
-            col=1,
-        )
-    fig.update_annotations(font_size=FONT_SIZE)
-    if knee is not None:
-        for row in range(1, rows + 1):
-            fig.add_vline(
-                x=knee, line={"color": "#c62828", "dash": "dash", "width": 2}, row=row, col=1
-            )
-        fig.add_annotation(
-            x=knee,
-            y=1.0,
-            xref="x",
-            yref="paper",
-            yanchor="bottom",
-            text=f"knee {knee:,g}",
-            showarrow=False,
-            font={"size": FONT_SIZE, "color": "#c62828"},
-        )
-    fig.update_xaxes(title_text=parameter, row=rows, col=1)
-    fig.update_layout(showlegend=False)
-    return _layout(fig, title=None, height=height)
 
 
 def cache_figure(

@@ -238,8 +238,8 @@ def retention_of(
     return fact_retention(original, context, facts)
 
 
-def _positions(counted: CountedChat) -> dict[str, int]:
-    return per_chat("positions", counted, lambda: {m.id: i for i, m in enumerate(counted.messages)})
+def _positions(counted: CountedChat) -> Mapping[str, int]:
+    return counted.positions
 
 
 def facts_frame(retention: FactRetention, positions: Mapping[str, int]) -> pd.DataFrame:

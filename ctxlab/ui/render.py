@@ -233,15 +233,9 @@ def build_message_frame(counted: CountedChat) -> pd.DataFrame:
     )
 
 
-def positions(counted: CountedChat) -> dict[str, int]:
-    """Message id -> index in the chat (cached per chat)."""
-    cache = st.session_state.get("ctx.positions")
-    if cache is not None and cache[0] is counted:
-        found: dict[str, int] = cache[1]
-        return found
-    built = {m.id: i for i, m in enumerate(counted.messages)}
-    st.session_state["ctx.positions"] = (counted, built)
-    return built
+def positions(counted: CountedChat) -> Mapping[str, int]:
+    """Message id -> index in the chat (:attr:`CountedChat.positions`)."""
+    return counted.positions
 
 
 def problems_by_id(by_provider: ProblemsByProvider) -> dict[str, list[str]]:

@@ -35,7 +35,7 @@ from ctxlab.strategies import (
     parameters,
     strategy_names,
 )
-from ctxlab.strategies.registry import coerce_value
+from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
@@ -586,18 +586,8 @@ def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
 
 
 def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:
-    """Parameter values as URL strings (roles comma-joined; unset values left out)."""
-    out: dict[str, str] = {}
-    for key, value in values.items():
-        if value is None:
-            continue
-        if isinstance(value, tuple | list):
-            out[key] = ",".join(str(getattr(v, "value", v)) for v in value)
-        elif isinstance(value, bool):
-            out[key] = "true" if value else "false"
-        else:
-            out[key] = str(value)
-    return out
+    """Parameter values as URL strings (:func:`~ctxlab.strategies.format_value`; unset left out)."""
+    return {key: format_value(value) for key, value in values.items() if value is not None}
 
 
 def sync_url(

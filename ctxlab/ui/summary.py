@@ -18,6 +18,7 @@ import streamlit as st
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
+from ctxlab.summarizers.scripted import PLACEHOLDER, PreviewSummarizer
 from ctxlab.ui.session import Workspace, api_key_default, run_scope
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
     "run",
     "summarizer_panel",
 ]
-
-PLACEHOLDER = "(summary not generated yet: press “Run summarizer” to call the endpoint)"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -49,20 +48,6 @@ class Outcome:
     result: TrimResult
     request: SummaryRequest | None
     preview: bool = False
-
-
-class PreviewSummarizer:
-    """Records the exact request and answers with :data:`PLACEHOLDER`; never calls anything."""
-
-    name = "preview"
-
-    def __init__(self, model: str = "") -> None:
-        self.model = model
-        self.requests: list[SummaryRequest] = []
-
-    def summarize(self, request: SummaryRequest) -> SummaryResponse:
-        self.requests.append(request)
-        return SummaryResponse(PLACEHOLDER, 0, 0, self.model or "preview")
 
 
 def summarizer_panel(cls: type[Strategy] | None) -> Backend | None:

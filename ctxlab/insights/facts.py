@@ -1,0 +1,176 @@
+"""Fact retention: which facts of a chat are still in a trimmed context.
+
+A fact is a number, identifier, name, URL, e-mail address, date or path picked from the chat
+(or typed by a user); :func:`fact_retention` says whether each survives verbatim, and whether
+it survives only inside a summary.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ctxlab.model import Message, Role
+
+__all__ = [
+    "Fact",
+    "FactCheck",
+    "FactRetention",
+    "extract_facts",
+    "fact_retention",
+    "searchable_text",
+]
+
+# Most specific first: a URL wins over the path and number inside it. The needle, when set, is
+# a substring every match contains: a text without it skips that pattern's scan.
+_FACT_PATTERNS: tuple[tuple[str, re.Pattern[str], str | None], ...] = (
+    ("url", re.compile(r"\bhttps?://[^\s<>\"'`)\]]+[^\s<>\"'`)\].,;:!?]"), "://"),
+    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"), "@"),
+    ("path", re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w-]+\.[A-Za-z0-9]{1,8}\b"), "/"),
+    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "-"),
+    (
+        "identifier",
+        re.compile(
+            r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_-]{3,}\b"
+            r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
+        ),
+        None,
+    ),
+    ("number", re.compile(r"(?<![\w.])[$€£]?\d{1,3}(?:[,\d]{3,})*(?:\.\d+)?%?(?![\w.])"), None),
+    ("name", re.compile(r"(?<![.!?]\s)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b"), None),
+)
+_WORD = re.compile(r"\w+")
+_FACT_ROLES = (Role.USER, Role.TOOL, Role.FUNCTION)
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A piece of text worth keeping: where it was first seen and what kind it is."""
+
+    text: str
+    kind: str = "typed"
+    message_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FactCheck:
+    fact: Fact
+    retained: bool
+    found_in: str | None = None  # id of the context message holding it
+    via_summary: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FactRetention:
+    """Per-fact results; ``percent`` is 100 for a chat without facts."""
+
+    checks: tuple[FactCheck, ...]
+
+    @property
+    def total(self) -> int:
+        return len(self.checks)
+
+    @property
+    def retained(self) -> int:
+        return sum(c.retained for c in self.checks)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.retained / self.total if self.checks else 100.0
+
+    def lost(self) -> tuple[Fact, ...]:
+        return tuple(c.fact for c in self.checks if not c.retained)
+
+
+def _is_meaningful_number(text: str) -> bool:
+    digits = sum(ch.isdigit() for ch in text)
+    return digits >= 3 or any(ch in text for ch in ".$€£%")
+
+
+def extract_facts(
+    messages: Sequence[Message], *, roles: Iterable[Role] = _FACT_ROLES, limit: int = 300
+) -> tuple[Fact, ...]:
+    """Facts from the messages of ``roles`` (user and tool results by default), first seen first.
+
+    A span claimed by a more specific kind (a URL) is not reported again as a less specific one
+    (the number inside it). When there are more than ``limit`` facts, an evenly spaced selection
+    across the chat is returned, so a long chat's early facts are represented.
+    """
+    wanted = frozenset(roles)
+    seen: dict[str, Fact] = {}
+    for message in messages:
+        if message.role not in wanted or not message.content:
+            continue
+        text = message.content
+        # One byte per character, 1 where a more specific kind already claimed it: checking a
+        # match costs its length, not the number of matches so far (tool outputs hold thousands).
+        claimed = bytearray(len(text))
+        for kind, pattern, needle in _FACT_PATTERNS:
+            if needle is not None and needle not in text:
+                continue
+            for match in pattern.finditer(text):
+                start, end = match.span()
+                if claimed.find(1, start, end) != -1:
+                    continue
+                value = match.group()
+                if kind == "number" and not _is_meaningful_number(value):
+                    continue
+                claimed[start:end] = b"\x01" * (end - start)
+                if value not in seen:
+                    seen[value] = Fact(value, kind, message.id)
+    facts = tuple(seen.values())
+    if len(facts) <= limit:
+        return facts
+    step = len(facts) / limit
+    return tuple(facts[int(i * step)] for i in range(limit))
+
+
+def searchable_text(message: Message) -> str:
+    parts = [message.content]
+    parts.extend(call.arguments for call in message.tool_calls)
+    return "\n".join(parts)
+
+
+def fact_retention(
+    original: Sequence[Message],
+    context: Sequence[Message],
+    facts: Iterable[Fact | str] | None = None,
+) -> FactRetention:
+    """Which facts of ``original`` are still present, verbatim, in ``context``.
+
+    Args:
+        original: the full chat the facts come from (used when ``facts`` is None).
+        context: the messages a strategy would send (a summary counts: a fact it states is kept).
+        facts: facts to check; strings are facts a user typed. None picks them automatically.
+
+    Returns:
+        One :class:`FactCheck` per fact, in order.
+    """
+    chosen = (
+        extract_facts(original)
+        if facts is None
+        else tuple(f if isinstance(f, Fact) else Fact(f) for f in facts if str(f).strip())
+    )
+    texts = [searchable_text(m) for m in context]
+    joined = "\n\x00\n".join(texts)
+    offsets: list[int] = []
+    position = 0
+    for text in texts:
+        offsets.append(position)
+        position += len(text) + 3
+    words = set(_WORD.findall(joined))
+    checks: list[FactCheck] = []
+    for fact in chosen:
+        # Fast reject: a fact whose words are not all in the context cannot be in it.
+        if not all(w in words for w in _WORD.findall(fact.text)):
+            checks.append(FactCheck(fact, False))
+            continue
+        at = joined.find(fact.text)
+        if at < 0:
+            checks.append(FactCheck(fact, False))
+            continue
+        holder = context[bisect_right(offsets, at) - 1]
+        checks.append(FactCheck(fact, True, holder.id, holder.is_summary))
+    return FactRetention(tuple(checks))

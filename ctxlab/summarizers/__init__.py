@@ -1,0 +1,70 @@
+"""Summarizers: the protocol, the request/response values that cross it, and implementations.
+
+* :mod:`~ctxlab.summarizers.base` — :class:`Summarizer`, :class:`SummaryRequest`,
+  :class:`SummaryResponse`.
+* :mod:`~ctxlab.summarizers.offline` — :class:`OfflineSummarizer`: deterministic, extractive,
+  no network; says so in its first line.
+* :mod:`~ctxlab.summarizers.scripted` — :class:`ScriptedSummarizer` (the canonical test double)
+  and the stand-ins that call nothing: :class:`PreviewSummarizer`, :class:`RecordingSummarizer`,
+  :class:`NoSummarizer`.
+* :mod:`~ctxlab.summarizers.cache` — :class:`SummaryCache` and the process-wide
+  :func:`shared_cache`.
+* :mod:`~ctxlab.summarizers.openai_compat` — :class:`OpenAISummarizer`, any OpenAI-compatible
+  server. It is the only module that imports ``openai``, and it is loaded on first use of its
+  names here (``ctxlab.summarizers.OpenAISummarizer``), never by importing this package.
+
+Every implementation raises :class:`~ctxlab.errors.SummarizerError` and nothing else when it
+fails; no error message ever holds an API key.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.summarizers.base import Summarizer, SummaryRequest, SummaryResponse, output_cap_field
+from ctxlab.summarizers.cache import SummaryCache, shared_cache
+from ctxlab.summarizers.offline import OfflineSummarizer
+from ctxlab.summarizers.scripted import (
+    PLACEHOLDER,
+    NoSummarizer,
+    PreviewSummarizer,
+    RecordingSummarizer,
+    ScriptedSummarizer,
+)
+
+if TYPE_CHECKING:
+    from ctxlab.summarizers.openai_compat import NO_KEY_NEEDED, OpenAISummarizer
+
+__all__ = [
+    "NO_KEY_NEEDED",
+    "PLACEHOLDER",
+    "NoSummarizer",
+    "OfflineSummarizer",
+    "OpenAISummarizer",
+    "PreviewSummarizer",
+    "RecordingSummarizer",
+    "ScriptedSummarizer",
+    "Summarizer",
+    "SummaryCache",
+    "SummaryRequest",
+    "SummaryResponse",
+    "output_cap_field",
+    "shared_cache",
+]
+
+_LAZY = {"NO_KEY_NEEDED": "openai_compat", "OpenAISummarizer": "openai_compat"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load :mod:`~ctxlab.summarizers.openai_compat` (and ``openai``) when its names are used."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
