@@ -1,0 +1,360 @@
+"""A fleet run: every source of a corpus against a grid, streamed through an executor into DuckDB.
+
+Executors (all run :func:`~ctxlab.corpus.work.evaluate_source` and yield its outcomes):
+
+* ``"inline"``: a plain loop in this process (tests, the Fleet page's small uploads);
+* ``"pool"``: a process pool of ``workers`` processes, at most ``2 * workers`` tasks in flight,
+  so memory stays flat however large the corpus. A worker that dies breaks the pool: every task
+  it had in flight is retried once, alone in a fresh pool, so the one that kills its worker
+  again is known and recorded as an error row (stage ``worker``) while the others finish;
+* ``"ray"``: the same function as Ray tasks (``max_retries=1`` retries a task whose worker
+  died), on the cluster at ``ray_address`` or a local instance started for the run.
+
+Only this (parent) process writes. Outcomes are buffered and written as whole sources in one
+transaction (see :mod:`ctxlab.corpus.store`). Sources already finished for a configuration are
+skipped, as are repeats of the same content. Ctrl-C (KeyboardInterrupt) stops the executor and
+commits every outcome received; the summary says the run was interrupted.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlab.corpus.grid import Configuration, unique
+from ctxlab.corpus.inputs import open_corpus
+from ctxlab.corpus.store import Store
+from ctxlab.corpus.work import SourceOutcome, Task, evaluate_source
+from ctxlab.errors import ParameterError
+from ctxlab.pricing import PriceTable
+
+__all__ = ["BACKENDS", "Progress", "RunSummary", "run_corpus"]
+
+BACKENDS = ("pool", "inline", "ray")
+
+Evaluate = Callable[[Task], SourceOutcome]
+
+_FLUSH_SECONDS = 2.0
+_FLUSH_CALLS = 50_000
+_FLUSH_SOURCES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a run stands: sources handled of ``total`` (skipped ones included)."""
+
+    done: int
+    total: int
+    skipped: int
+    conversations: int
+    failed: int
+    elapsed: float
+
+    @property
+    def rate(self) -> float:
+        """Sources evaluated per second (skipped ones excluded)."""
+        evaluated = self.done - self.skipped
+        return evaluated / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the current rate, None before the first evaluated source."""
+        rate = self.rate
+        return (self.total - self.done) / rate if rate > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """The end of a run: counts, whether Ctrl-C stopped it, how long it took."""
+
+    db: str
+    backend: str
+    workers: int
+    configurations: int
+    sources: int
+    skipped: int
+    evaluated: int
+    conversations: int
+    failed: int  # sources or conversations with at least one error row this run
+    interrupted: bool
+    seconds: float
+
+
+def _died(task: Task) -> SourceOutcome:
+    keys = tuple(c.key for c in task.configurations)
+    reason = "the worker process died twice while evaluating this source"
+    return SourceOutcome(task.source.label, task.source.key, keys, error=reason, stage="worker")
+
+
+def _crashed(task: Task, exc: BaseException) -> SourceOutcome:
+    keys = tuple(c.key for c in task.configurations)
+    reason = f"internal error: {type(exc).__name__}: {exc}"
+    return SourceOutcome(task.source.label, task.source.key, keys, error=reason, stage="worker")
+
+
+def _run_inline(tasks: Iterable[Task], evaluate: Evaluate) -> Iterator[SourceOutcome]:
+    for task in tasks:
+        yield evaluate(task)
+
+
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent, which stops them and commits."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _new_pool(workers: int) -> ProcessPoolExecutor:
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_sigint)
+
+
+def _run_pool(tasks: Iterable[Task], workers: int, evaluate: Evaluate) -> Iterator[SourceOutcome]:
+    pending = iter(tasks)
+    retry: deque[Task] = deque()
+    inflight: dict[Future[SourceOutcome], tuple[Task, int]] = {}
+    limit = 2 * workers
+    exhausted = False
+    pool = _new_pool(workers)
+    try:
+        while True:
+            isolating = bool(retry) or any(a > 1 for _, a in inflight.values())
+            if retry and not inflight:
+                task = retry.popleft()
+                inflight[pool.submit(evaluate, task)] = (task, 2)
+            elif not isolating:
+                while not exhausted and len(inflight) < limit:
+                    fresh = next(pending, None)
+                    if fresh is None:
+                        exhausted = True
+                        break
+                    inflight[pool.submit(evaluate, fresh)] = (fresh, 1)
+            if not inflight:
+                return
+            finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
+            broken = False
+            for future in finished:
+                task, attempt = inflight.pop(future)
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    if attempt == 1:
+                        retry.append(task)
+                    else:
+                        yield _died(task)
+                    continue
+                except Exception as exc:  # a bug, not bad input: record it and go on
+                    outcome = _crashed(task, exc)
+                yield outcome
+            if broken:
+                for task, attempt in inflight.values():  # lost with the pool
+                    if attempt == 1:
+                        retry.append(task)
+                    else:
+                        yield _died(task)
+                inflight.clear()
+                pool.shutdown(wait=True, cancel_futures=True)
+                pool = _new_pool(workers)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run_ray(
+    tasks: Iterable[Task], workers: int, address: str | None, evaluate: Evaluate
+) -> Iterator[SourceOutcome]:
+    try:
+        import ray
+    except ImportError:
+        raise ParameterError("--ray needs Ray: pip install 'ctxlab[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(
+                num_cpus=workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                _node_ip_address="127.0.0.1",
+            )
+        started = True
+    remote: Any = ray.remote(max_retries=1)(evaluate)
+    resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+    cpus = int(resources.get("CPU", workers)) or workers
+    limit = 2 * cpus
+    pending = iter(tasks)
+    inflight: dict[Any, Task] = {}
+    exhausted = False
+    try:
+        while True:
+            while not exhausted and len(inflight) < limit:
+                fresh = next(pending, None)
+                if fresh is None:
+                    exhausted = True
+                    break
+                inflight[remote.remote(fresh)] = fresh
+            if not inflight:
+                return
+            ready, _ = ray.wait(list(inflight), num_returns=1)
+            for ref in ready:
+                task = inflight.pop(ref)
+                try:
+                    outcome = ray.get(ref)
+                except ray.exceptions.WorkerCrashedError:
+                    outcome = _died(task)
+                except ray.exceptions.RayError as exc:
+                    outcome = _crashed(task, exc)
+                yield outcome
+    finally:
+        for ref in inflight:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
+
+
+def _calls_in(outcome: SourceOutcome) -> int:
+    return sum(len(o.calls) for c in outcome.conversations for o in c.outcomes)
+
+
+def _failed_in(outcome: SourceOutcome) -> int:
+    bad = sum(any(o.error is not None for o in c.outcomes) for c in outcome.conversations)
+    return bad + (outcome.error is not None)
+
+
+def run_corpus(
+    corpus: str | os.PathLike[str],
+    configurations: Sequence[Configuration],
+    db: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    backend: str = "pool",
+    ray_address: str | None = None,
+    column: str = "messages",
+    prices: PriceTable | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    evaluate: Evaluate = evaluate_source,
+) -> RunSummary:
+    """Evaluate every source of ``corpus`` not yet in ``db`` under ``configurations``.
+
+    Args:
+        corpus: a folder, glob, chat file or table (see :func:`~ctxlab.corpus.open_corpus`).
+        configurations: the grid; repeats are evaluated once.
+        db: the DuckDB results file (created when missing).
+        workers: processes (pool) or local CPUs (Ray); default: the machine's cores.
+        backend: one of :data:`BACKENDS`.
+        ray_address: join this Ray cluster instead of starting a local one.
+        column: the conversation column of a table corpus.
+        prices: price table (default: ctxlab's).
+        progress: called after every source with a :class:`Progress`.
+        evaluate: the per-source function (tests substitute one that kills its worker).
+
+    Returns:
+        A :class:`RunSummary`; ``interrupted`` when Ctrl-C stopped it (finished work committed).
+
+    Raises:
+        CtxlabError: the corpus matches nothing or the results file cannot be opened.
+        ParameterError: an unknown backend or a worker count below 1.
+    """
+    if backend not in BACKENDS:
+        raise ParameterError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    if n_workers < 1:
+        raise ParameterError(f"--workers must be at least 1, got {n_workers}")
+    grid = unique(configurations)
+    source_set = open_corpus(corpus, column=column)
+    total = len(source_set)
+    start = time.perf_counter()
+    counts = {"done": 0, "skipped": 0, "conversations": 0, "failed": 0}
+    with Store(db) as store:
+        store.add_configurations(grid)
+        done = store.done(grid)
+        seen: set[str] = set()
+
+        def report() -> None:
+            if progress is not None:
+                progress(
+                    Progress(
+                        counts["done"],
+                        total,
+                        counts["skipped"],
+                        counts["conversations"],
+                        counts["failed"],
+                        time.perf_counter() - start,
+                    )
+                )
+
+        def tasks() -> Iterator[Task]:
+            for source in source_set.sources():
+                missing = done.missing(source.key)
+                if not missing or source.key in seen:
+                    counts["done"] += 1
+                    counts["skipped"] += 1
+                    report()
+                    continue
+                seen.add(source.key)
+                todo = tuple(c for c in grid if c.key in missing)
+                yield Task(source, todo, prices)
+
+        if backend == "inline":
+            outcomes = _run_inline(tasks(), evaluate)
+        elif backend == "pool":
+            outcomes = _run_pool(tasks(), n_workers, evaluate)
+        else:
+            outcomes = _run_ray(tasks(), n_workers, ray_address, evaluate)
+        buffer: list[SourceOutcome] = []
+        buffered_calls = 0
+        last_flush = time.perf_counter()
+        interrupted = False
+
+        def flush() -> None:
+            nonlocal buffered_calls, last_flush
+            store.write(buffer)
+            for outcome in buffer:
+                done.add(outcome.key, outcome.configurations)
+            buffer.clear()
+            buffered_calls = 0
+            last_flush = time.perf_counter()
+
+        try:
+            for outcome in outcomes:
+                buffer.append(outcome)
+                buffered_calls += _calls_in(outcome)
+                counts["done"] += 1
+                counts["conversations"] += len(outcome.conversations)
+                counts["failed"] += _failed_in(outcome)
+                if (
+                    buffered_calls >= _FLUSH_CALLS
+                    or len(buffer) >= _FLUSH_SOURCES
+                    or time.perf_counter() - last_flush >= _FLUSH_SECONDS
+                ):
+                    flush()
+                report()
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()
+            flush()
+        report()
+    return RunSummary(
+        db=os.fspath(db),
+        backend=backend,
+        workers=n_workers if backend != "inline" else 1,
+        configurations=len(grid),
+        sources=total,
+        skipped=counts["skipped"],
+        evaluated=counts["done"] - counts["skipped"],
+        conversations=counts["conversations"],
+        failed=counts["failed"],
+        interrupted=interrupted,
+        seconds=time.perf_counter() - start,
+    )
