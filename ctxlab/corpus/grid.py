@@ -76,12 +76,17 @@ class Configuration:
 
     @property
     def label(self) -> str:
-        """``window-drop budget=8000``: the strategy and the parameters a grid varied."""
-        defaults = {
-            i.name: _plain(i.default) for i in parameters(get_strategy_class(self.strategy))
-        }
-        changed = [f"{k}={_text(v)}" for k, v in self.params if _plain(v) != defaults.get(k)]
-        return " ".join([self.strategy, *changed])
+        """``window-drop budget=8000``: the strategy, its token budget and non-default values."""
+        infos = {i.name: i for i in parameters(get_strategy_class(self.strategy))}
+        budget_name = next(
+            (i.name for i in infos.values() if i.spec.unit == "tokens" and i.kind == "int"), None
+        )
+        shown = []
+        for k, v in self.params:
+            info = infos.get(k)
+            if k == budget_name or info is None or _plain(v) != _plain(info.default):
+                shown.append(f"{k}={_text(v)}")
+        return " ".join([self.strategy, *shown])
 
     def build(self) -> Strategy:
         """The strategy object (parameters validated by the registry)."""
