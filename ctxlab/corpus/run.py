@@ -118,33 +118,55 @@ def _new_pool(workers: int) -> ProcessPoolExecutor:
 
 def _run_pool(tasks: Iterable[Task], workers: int, evaluate: Evaluate) -> Iterator[SourceOutcome]:
     pending = iter(tasks)
-    retry: deque[Task] = deque()
+    retry: deque[Task] = deque()  # in flight when a worker died: rerun alone (attempt 2)
+    unsent: deque[tuple[Task, int]] = deque()  # refused by a pool that had just broken
     inflight: dict[Future[SourceOutcome], tuple[Task, int]] = {}
     limit = 2 * workers
-    exhausted = False
+    broken = False
     pool = _new_pool(workers)
+
+    def submit(task: Task, attempt: int) -> bool:
+        try:
+            inflight[pool.submit(evaluate, task)] = (task, attempt)
+        except BrokenProcessPool:
+            return False
+        return True
+
     try:
         while True:
-            isolating = bool(retry) or any(a > 1 for _, a in inflight.values())
-            if retry and not inflight:
-                task = retry.popleft()
-                inflight[pool.submit(evaluate, task)] = (task, 2)
-            elif not isolating:
-                while not exhausted and len(inflight) < limit:
-                    fresh = next(pending, None)
-                    if fresh is None:
-                        exhausted = True
-                        break
-                    inflight[pool.submit(evaluate, fresh)] = (fresh, 1)
+            if broken and not inflight:
+                pool.shutdown(wait=True, cancel_futures=True)
+                pool = _new_pool(workers)
+                broken = False
+            if not broken:
+                if retry and not inflight:
+                    task = retry.popleft()
+                    if not submit(task, 2):
+                        retry.appendleft(task)
+                        broken = True
+                elif not retry and all(a == 1 for _, a in inflight.values()):
+                    while len(inflight) < limit:
+                        if unsent:
+                            task, attempt = unsent.popleft()
+                        else:
+                            fresh = next(pending, None)
+                            if fresh is None:
+                                break
+                            task, attempt = fresh, 1
+                        if not submit(task, attempt):
+                            unsent.appendleft((task, attempt))
+                            broken = True
+                            break
             if not inflight:
-                return
+                if broken:
+                    continue
+                return  # nothing left to submit and nothing running
             finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
-            broken = False
             for future in finished:
                 task, attempt = inflight.pop(future)
                 try:
                     outcome = future.result()
-                except BrokenProcessPool:
+                except BrokenProcessPool:  # this task's pool lost a worker: it is a suspect
                     broken = True
                     if attempt == 1:
                         retry.append(task)
@@ -154,15 +176,6 @@ def _run_pool(tasks: Iterable[Task], workers: int, evaluate: Evaluate) -> Iterat
                 except Exception as exc:  # a bug, not bad input: record it and go on
                     outcome = _crashed(task, exc)
                 yield outcome
-            if broken:
-                for task, attempt in inflight.values():  # lost with the pool
-                    if attempt == 1:
-                        retry.append(task)
-                    else:
-                        yield _died(task)
-                inflight.clear()
-                pool.shutdown(wait=True, cancel_futures=True)
-                pool = _new_pool(workers)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
