@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 
 from ctxlab.corpus.grid import Configuration
 from ctxlab.errors import CtxlabError
-from ctxlab.insights import fact_retention
+from ctxlab.insights import Fact, extract_facts, fact_retention
 from ctxlab.model import Message
 from ctxlab.pricing import PriceTable
 from ctxlab.replay import replay
@@ -132,6 +132,7 @@ def _evaluate_one(
     config: Configuration,
     counter: TokenCounter,
     prices: PriceTable | None,
+    facts_before: Callable[[int], tuple[Fact, ...]],
 ) -> ConfigOutcome:
     strategy = config.build()
     summarizer: Summarizer | None = (
@@ -176,7 +177,8 @@ def _evaluate_one(
     facts = 0
     retention: float | None = None
     if config.retention and rows:
-        checked = fact_retention(chat[: rows[-1].message_index], last_context)
+        stop = rows[-1].message_index
+        checked = fact_retention(chat[:stop], last_context, facts_before(stop))
         facts, retention = checked.total, checked.percent
     totals = Totals(
         calls=len(rows),
@@ -211,12 +213,20 @@ def evaluate_conversation(
     """
     counters: dict[str, TokenCounter] = {}
     out: list[ConfigOutcome] = []
+    facts: dict[int, tuple[Fact, ...]] = {}
+
+    def facts_before(stop: int) -> tuple[Fact, ...]:
+        """The facts of ``messages[:stop]``, extracted once for all configurations."""
+        if stop not in facts:
+            facts[stop] = extract_facts(messages[:stop])
+        return facts[stop]
+
     for config in configurations:
         counter = counters.get(config.model)
         try:
             if counter is None:
                 counter = counters[config.model] = counter_for(config.model)
-            out.append(_evaluate_one(messages, config, counter, prices))
+            out.append(_evaluate_one(messages, config, counter, prices, facts_before))
         except CtxlabError as exc:
             out.append(ConfigOutcome(config.key, error=f"{type(exc).__name__}: {exc}"))
     return tuple(out)

@@ -15,12 +15,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ctxlab.corpus.store import TABLES
 from ctxlab.errors import CtxlabError
 
 __all__ = [
     "REPORT_COLUMNS",
     "calls_ecdf",
     "configuration_report",
+    "is_results",
     "open_results",
     "problem_counts",
     "retention_values",
@@ -52,13 +54,32 @@ REPORT_COLUMNS: tuple[str, ...] = (
 )
 
 
+def is_results(path: str | os.PathLike[str]) -> bool:
+    """True for a DuckDB results file or a folder of Parquet exports (by name, not content)."""
+    text = os.fspath(path)
+    if os.path.isdir(text):
+        return all(os.path.isfile(os.path.join(text, f"{t}.parquet")) for t in TABLES)
+    return text.endswith(".duckdb") and os.path.isfile(text)
+
+
 def open_results(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
-    """A read-only connection on a results file.
+    """A read-only connection on a results file, or on a folder of its Parquet exports.
+
+    A folder (``ctxlab eval --parquet DIR``) is opened as an in-memory database whose tables
+    are views over ``DIR/<table>.parquet``, so every query here works on both.
 
     Raises:
         CtxlabError: no such file, or not a ctxlab results file.
     """
     text = os.fspath(path)
+    if os.path.isdir(text):
+        if not is_results(text):
+            raise CtxlabError(f"{text} holds no ctxlab Parquet results ({', '.join(TABLES)})")
+        con = duckdb.connect(":memory:")
+        for table in TABLES:
+            file = os.path.join(text, f"{table}.parquet").replace("'", "''")
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{file}')")
+        return con
     if not os.path.isfile(text):
         raise CtxlabError(f"no such results file: {text}")
     try:

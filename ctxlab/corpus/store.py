@@ -262,17 +262,23 @@ class Store:
             raise
 
     def export_parquet(self, folder: str | os.PathLike[str]) -> list[str]:
-        """Write every table to ``folder/<table>.parquet``; returns the paths."""
+        """Write every table to ``folder/<table>.parquet`` (zstd); returns the paths.
+
+        The folder is itself a results file for :func:`ctxlab.corpus.report.open_results`.
+        """
         os.makedirs(folder, exist_ok=True)
         paths = []
         for table in TABLES:
             path = os.path.join(os.fspath(folder), f"{table}.parquet")
-            self.con.execute(f"COPY {table} TO '{_quoted(path)}' (FORMAT parquet)")
+            self.con.execute(
+                f"COPY {table} TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)"
+            )
             paths.append(path)
         return paths
 
 
 def _quoted(path: str) -> str:
+    """``path`` inside a single-quoted SQL string."""
     return path.replace("'", "''")
 
 
