@@ -364,3 +364,45 @@ def test_report_totals_are_the_sums_of_the_call_rows(corpus: Path, tmp_path: Pat
 def test_unknown_backend_is_a_parameter_error(tmp_path: Path) -> None:
     with pytest.raises(ParameterError):
         run_corpus(tmp_path, GRID, tmp_path / "x.duckdb", backend="threads")
+
+
+# -- Ray ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def local_ray() -> Any:
+    """A Ray instance on this machine only (127.0.0.1, 2 CPUs, no dashboard), shut down after."""
+    ray = pytest.importorskip("ray")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}},
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def test_ray_run_writes_the_rows_of_the_process_pool_run(
+    corpus: Path, tmp_path: Path, local_ray: Any
+) -> None:
+    pooled = tmp_path / "pool.duckdb"
+    run_corpus(corpus, GRID, pooled, backend="pool", workers=2)
+    on_ray = tmp_path / "ray.duckdb"
+    summary = run_corpus(corpus, GRID, on_ray, backend="ray", workers=2)
+    assert summary.backend == "ray" and summary.failed == 1
+    assert local_ray.is_initialized()  # a cluster the run joined is left running
+    assert _dump(on_ray) == _dump(pooled)
+
+
+def test_corpus_engine_imports_neither_streamlit_nor_ray() -> None:
+    code = (
+        "import sys, ctxlab.corpus, ctxlab.corpus.store, ctxlab.corpus.report; "
+        "bad = [m for m in ('streamlit', 'ray') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
