@@ -57,8 +57,18 @@ def test_distribution_figures_draw_one_trace_per_configuration_label() -> None:
     )
     fig = ecdf_figure(ecdf, labels)
     assert [t.name for t in fig.data] == ["window-drop budget=8000", "&lt;b&gt;sliding&lt;/b&gt;"]
-    values = pd.DataFrame({"config_key": ["k1", "k2", "k2"], "retention": [50.0, 75.0, 100.0]})
-    assert len(retention_figure(values, labels).data) == 2
+    stats = pd.DataFrame(
+        {
+            "config_key": ["k1", "k2"],
+            "low": [10.0, 50.0],
+            "q1": [20.0, 60.0],
+            "median": [30.0, 70.0],
+            "q3": [40.0, 80.0],
+            "high": [90.0, 100.0],
+        }
+    )
+    boxes = retention_figure(stats, labels)
+    assert [list(b.median) for b in boxes.data] == [[30.0], [70.0]]
     problems = pd.DataFrame(
         {
             "config_key": ["k2", "k2"],

@@ -25,7 +25,7 @@ __all__ = [
     "is_results",
     "open_results",
     "problem_counts",
-    "retention_values",
+    "retention_stats",
     "worst_conversations",
 ]
 
@@ -110,11 +110,18 @@ WITH r AS (
            {_known_sum("cost_untrimmed")} AS cost_untrimmed,
            avg(retention) AS retention
     FROM results GROUP BY config_key
+), h AS (
+    SELECT config_key, tokens, sum(calls) AS calls FROM call_tokens GROUP BY ALL
+), c AS (
+    SELECT config_key, tokens,
+           sum(calls) OVER (PARTITION BY config_key ORDER BY tokens) / sum(calls)
+               OVER (PARTITION BY config_key) AS share
+    FROM h
 ), q AS (
     SELECT config_key,
-           approx_quantile(tokens_sent, 0.5) AS p50_tokens,
-           approx_quantile(tokens_sent, 0.95) AS p95_tokens
-    FROM calls GROUP BY config_key
+           min(tokens) FILTER (WHERE share >= 0.5) AS p50_tokens,
+           min(tokens) FILTER (WHERE share >= 0.95) AS p95_tokens
+    FROM c GROUP BY config_key
 ), e AS (
     SELECT config_key, count(*) AS errors FROM errors GROUP BY config_key
 )
@@ -155,8 +162,9 @@ def configuration_report(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
     """One dict per configuration (keys :data:`REPORT_COLUMNS`; ``params`` a dict).
 
     ``share_over_budget`` is calls over budget / calls; ``p50_tokens``/``p95_tokens`` are
-    approximate quantiles of the tokens sent per call; ``retention`` the mean percent of facts
-    kept at the last call; ``errors`` the error rows recorded for the configuration.
+    quantiles of the tokens sent per call to three significant digits (from the histogram
+    ``call_tokens``); ``max_tokens`` is exact; ``retention`` the mean percent of facts kept at
+    the last call; ``errors`` the error rows recorded for the configuration.
     """
     rows = con.execute(_REPORT_SQL).fetchall()
     out = []
@@ -170,35 +178,42 @@ def configuration_report(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]
 def problem_counts(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Validator problems by configuration and code: columns config_key, code, problems."""
     return con.execute(
-        """
-        SELECT config_key, code, count(*) AS problems
-        FROM (SELECT config_key, unnest(problem_codes) AS code FROM calls
-              WHERE len(problem_codes) > 0)
-        GROUP BY ALL ORDER BY config_key, problems DESC
-        """
+        "SELECT config_key, code, sum(problems) AS problems FROM call_problems "
+        "GROUP BY ALL ORDER BY config_key, problems DESC, code"
     ).df()
 
 
-def calls_ecdf(con: duckdb.DuckDBPyConnection, points: int = 101) -> pd.DataFrame:
-    """The ECDF of tokens sent per call, sampled at ``points`` quantiles per configuration.
+def calls_ecdf(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The ECDF of tokens sent per call, per configuration, from the call histogram.
 
-    Columns: config_key, share (0..1), tokens. Computed in DuckDB, so its size does not depend
-    on the number of calls.
+    Columns: config_key, tokens (rounded down to 3 significant digits), share (0..1] of calls
+    at or under it. Its size depends on the spread of token counts, not on the number of calls.
     """
-    shares = [i / (points - 1) for i in range(points)]
     return con.execute(
         """
-        SELECT config_key, unnest(?::DOUBLE[]) AS share,
-               unnest(quantile_disc(tokens_sent, ?::DOUBLE[])) AS tokens
-        FROM calls GROUP BY config_key ORDER BY config_key, share
-        """,
-        [shares, shares],
+        WITH h AS (SELECT config_key, tokens, sum(calls) AS calls FROM call_tokens GROUP BY ALL)
+        SELECT config_key, tokens,
+               sum(calls) OVER (PARTITION BY config_key ORDER BY tokens)
+                 / sum(calls) OVER (PARTITION BY config_key) AS share
+        FROM h ORDER BY config_key, tokens
+        """
     ).df()
 
 
-def retention_values(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """Fact retention per conversation: columns config_key, retention (percent, non-null)."""
-    return con.execute("SELECT config_key, retention FROM results WHERE retention IS NOT NULL").df()
+def retention_stats(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Fact retention per configuration as box statistics over its conversations.
+
+    Columns: config_key, conversations, low, q1, median, q3, high (percent; low/high are the
+    minimum and maximum).
+    """
+    return con.execute(
+        """
+        SELECT config_key, count(retention) AS conversations, min(retention) AS low,
+               quantile_cont(retention, 0.25) AS q1, median(retention) AS median,
+               quantile_cont(retention, 0.75) AS q3, max(retention) AS high
+        FROM results WHERE retention IS NOT NULL GROUP BY config_key ORDER BY config_key
+        """
+    ).df()
 
 
 _WORST_ORDER = {

@@ -8,6 +8,11 @@ Tables (created on first open)::
     calls           conversation_key, config_key, one row per model call (CallRow columns)
     errors          source, conversation, config_key, stage, reason: what could not be evaluated
     sources         source_key x config_key (PK): this source is finished for that configuration
+    call_tokens     config_key, tokens (3 significant digits), calls: a histogram of calls
+    call_problems   conversation_key, config_key, code, problems: validator codes counted
+
+The last two are derived from the new calls inside each write, so reports and the Fleet page
+read small tables whatever the number of calls.
 
 Invariants: every write is one transaction holding whole sources (all their conversations, their
 calls, their errors and their ``sources`` markers), so no reader ever sees half a conversation,
@@ -33,7 +38,16 @@ from ctxlab.errors import CtxlabError
 
 __all__ = ["TABLES", "DoneSet", "Store"]
 
-TABLES = ("configurations", "conversations", "results", "calls", "errors", "sources")
+_WRITTEN = ("configurations", "conversations", "results", "calls", "errors", "sources")
+_DERIVED = ("call_tokens", "call_problems")
+TABLES = (*_WRITTEN, *_DERIVED)
+
+TOKEN_BUCKET_SQL = (
+    "CASE WHEN tokens_sent < 1000 THEN tokens_sent ELSE "
+    "tokens_sent // CAST(pow(10, floor(log10(tokens_sent)) - 2) AS BIGINT) "
+    "* CAST(pow(10, floor(log10(tokens_sent)) - 2) AS BIGINT) END"
+)
+"""``tokens_sent`` rounded down to three significant digits (exact below 1,000)."""
 
 _CALL_TYPES = {
     "over_budget": "BOOLEAN",
@@ -100,6 +114,21 @@ _SCHEMA: dict[str, list[tuple[str, str]]] = {
         ("reason", "VARCHAR"),
     ],
     "sources": [("source_key", "VARCHAR"), ("config_key", "VARCHAR")],
+    # Derived from ``calls`` in the same transaction, so the Fleet page never scans calls.
+    "call_tokens": [("config_key", "VARCHAR"), ("tokens", "BIGINT"), ("calls", "BIGINT")],
+    "call_problems": [
+        ("conversation_key", "VARCHAR"),
+        ("config_key", "VARCHAR"),
+        ("code", "VARCHAR"),
+        ("problems", "BIGINT"),
+    ],
+}
+_DERIVED_SQL = {
+    "call_tokens": f"SELECT config_key, {TOKEN_BUCKET_SQL} AS tokens, count(*) AS calls "
+    "FROM _new_calls GROUP BY ALL",
+    "call_problems": "SELECT conversation_key, config_key, code, count(*) AS problems FROM "
+    "(SELECT conversation_key, config_key, unnest(problem_codes) AS code FROM _new_calls "
+    "WHERE len(problem_codes) > 0) GROUP BY ALL",
 }
 _KEYS = {
     "configurations": "config_key",
@@ -140,7 +169,7 @@ class _Batch:
     """Columns of the rows of several sources, ready to insert."""
 
     tables: dict[str, dict[str, list[Any]]] = field(
-        default_factory=lambda: {t: {c: [] for c, _ in _SCHEMA[t]} for t in TABLES}
+        default_factory=lambda: {t: {c: [] for c, _ in _SCHEMA[t]} for t in _WRITTEN}
     )
 
     def add(self, table: str, row: dict[str, Any]) -> None:
@@ -238,12 +267,14 @@ class Store:
         for outcome in outcomes:
             _add_outcome(batch, outcome)
         self._insert(
-            {t: batch.arrow(t) for t in TABLES if t != "configurations"},
+            {t: batch.arrow(t) for t in _WRITTEN if t != "configurations"},
             ignore=("conversations",),
         )
 
     def _insert(self, tables: dict[str, pa.Table], ignore: Sequence[str]) -> None:
+        """Insert ``tables`` (and what derives from new calls) in one transaction."""
         con = self.con
+        views = []
         con.execute("BEGIN TRANSACTION")
         try:
             for name, table in tables.items():
@@ -251,15 +282,19 @@ class Store:
                     continue
                 view = f"_new_{name}"
                 con.register(view, table)
-                try:
-                    verb = "INSERT OR IGNORE INTO" if name in ignore else "INSERT INTO"
-                    con.execute(f"{verb} {name} SELECT * FROM {view}")
-                finally:
-                    con.unregister(view)
+                views.append(view)
+                verb = "INSERT OR IGNORE INTO" if name in ignore else "INSERT INTO"
+                con.execute(f"{verb} {name} SELECT * FROM {view}")
+            if "_new_calls" in views:
+                for name, query in _DERIVED_SQL.items():
+                    con.execute(f"INSERT INTO {name} {query}")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        finally:
+            for view in views:
+                con.unregister(view)
 
     def export_parquet(self, folder: str | os.PathLike[str]) -> list[str]:
         """Write every table to ``folder/<table>.parquet`` (zstd); returns the paths.

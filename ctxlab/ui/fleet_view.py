@@ -30,7 +30,7 @@ from ctxlab.corpus.report import (
     is_results,
     open_results,
     problem_counts,
-    retention_values,
+    retention_stats,
     worst_conversations,
 )
 from ctxlab.errors import CtxlabError
@@ -171,7 +171,7 @@ def _frames(path: str, stamp: float) -> dict[str, pd.DataFrame]:
         ).df()
         return {
             "ecdf": calls_ecdf(con),
-            "retention": retention_values(con),
+            "retention": retention_stats(con),
             "problems": problem_counts(con),
             "errors": errors,
         }
