@@ -244,6 +244,29 @@ def write_corpus(
     return written
 
 
+def write_sized(folder: Path, count: int, messages: int = 200, *, seed: int = 14) -> list[Path]:
+    """``count`` conversations of about ``messages`` messages each, kinds in turn (benchmarks).
+
+    Support chats, coding-agent sessions and plain chats alternate, so every slice of the corpus
+    costs about the same to evaluate.
+    """
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for i in range(count):
+        kind = i % 3
+        if kind == 0:
+            chat = support_chat(rng, messages, f"s{i:05d}")
+        elif kind == 1:
+            chat = coding_session(rng, messages)
+        else:
+            chat = plain_chat(rng, messages, f"p{i:05d}")
+        path = folder / f"chat_{i:05d}.json"
+        path.write_text(json.dumps({"messages": chat}))
+        written.append(path)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
