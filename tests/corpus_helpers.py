@@ -49,3 +49,10 @@ def stop_after(task: Task) -> SourceOutcome:
         raise KeyboardInterrupt
     _seen += 1
     return evaluate_source(task)
+
+
+def buggy(task: Task) -> SourceOutcome:
+    """Raise an unexpected exception (a bug) on ``hostile_content.json``."""
+    if task.source.label == "hostile_content.json":
+        raise ZeroDivisionError("a bug in the per-source function")
+    return evaluate_source(task)

@@ -406,3 +406,12 @@ def test_corpus_engine_imports_neither_streamlit_nor_ray() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_bug_in_one_source_is_an_error_row_not_a_crash(corpus: Path, tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    summary = run_corpus(corpus, GRID[:1], db, backend="inline", evaluate=corpus_helpers.buggy)
+    assert summary.evaluated == len(open_corpus(corpus)) and not summary.interrupted
+    internal = [e for e in _dump(db)["errors"] if e[5] == "worker"]
+    assert [e[1] for e in internal] == ["hostile_content.json"]
+    assert "internal error: ZeroDivisionError" in internal[0][6]

@@ -88,8 +88,12 @@ class Corpus:
         with open(self.table, "rb") as fh:
             return sum(1 for line in fh if line.strip())
 
-    def sources(self) -> Iterator[Source]:
-        """Every source, hashed as it is read (files one at a time, tables row by row)."""
+    def sources(self, *, carry_bytes: bool = False) -> Iterator[Source]:
+        """Every source, hashed as it is read (files one at a time, tables row by row).
+
+        With ``carry_bytes`` a file's bytes travel in the source (``payload``), for workers
+        that cannot read the driver's files (a Ray cluster).
+        """
         if self.table is None:
             for path in self.files:
                 label = os.path.relpath(path, self.root) if os.path.isdir(self.root) else path
@@ -98,7 +102,7 @@ class Corpus:
                 except OSError:  # the worker reads it again and records why it failed
                     yield Source(label, _sha(f"unreadable:{path}".encode()), path=path)
                     continue
-                yield Source(label, _sha(data), path=path)
+                yield Source(label, _sha(data), path=path, payload=data if carry_bytes else None)
         elif self.table.endswith(".parquet"):
             yield from self._parquet_rows(self.table)
         else:

@@ -103,7 +103,11 @@ def _crashed(task: Task, exc: BaseException) -> SourceOutcome:
 
 def _run_inline(tasks: Iterable[Task], evaluate: Evaluate) -> Iterator[SourceOutcome]:
     for task in tasks:
-        yield evaluate(task)
+        try:
+            outcome = evaluate(task)
+        except Exception as exc:  # a bug, not bad input: as in the pool, record it and go on
+            outcome = _crashed(task, exc)
+        yield outcome
 
 
 def _start_worker(models: tuple[str, ...]) -> None:
@@ -324,7 +328,7 @@ def run_corpus(
                 )
 
         def tasks() -> Iterator[Task]:
-            for source in source_set.sources():
+            for source in source_set.sources(carry_bytes=backend == "ray"):
                 missing = done.missing(source.key)
                 if not missing or source.key in seen:
                     counts["done"] += 1
