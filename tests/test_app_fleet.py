@@ -142,3 +142,30 @@ def test_playground_link_names_chat_strategy_and_short_parameters() -> None:
     }
     multi = parse_qs(urlparse(playground_link("batch.jsonl", "3", "window-drop", {})).query)
     assert multi["conversation"] == ["3"]
+
+
+def test_uploaded_zip_is_evaluated_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv(RESULTS_ENV, str(tmp_path / "no-results-here"))
+    chats = {
+        "team/support.json": (ROOT / "sample_chats" / "support_function_calls.json").read_bytes(),
+        "hostile.json": (ROOT / "sample_chats" / "hostile_content.json").read_bytes(),
+        "broken.json": b"{",
+    }
+    at = page("pages/5_Fleet.py")
+    at.run()
+    at.file_uploader(key="fleet-zip").set_value(("chats.zip", _zip(chats), "application/zip"))
+    at.text_area(key="fleet-grid").set_value("window-drop:budget=1000,4000")
+    at.run()
+    at.button(key="fleet-evaluate").click().run()
+    assert not at.exception
+    assert any(
+        "Evaluated 2 conversations" in s.value and "1 could not" in s.value for s in at.success
+    )
+    table = at.dataframe[0].value
+    assert sorted(table["configuration"]) == ["window-drop budget=1000", "window-drop budget=4000"]
+    assert list(table["conversations"]) == [2, 2] and list(table["errors"]) == [1, 1]
