@@ -35,7 +35,7 @@ from ctxlab.corpus.store import Store
 from ctxlab.corpus.work import SourceOutcome, Task, evaluate_source
 from ctxlab.errors import ParameterError
 from ctxlab.pricing import PriceTable
-from ctxlab.tokens import new_counter
+from ctxlab.tokens import get_counter, new_counter
 
 __all__ = ["BACKENDS", "Progress", "RunSummary", "run_corpus"]
 
@@ -298,6 +298,7 @@ def run_corpus(
     Raises:
         CtxlabError: the corpus matches nothing or the results file cannot be opened.
         ParameterError: an unknown backend or a worker count below 1.
+        UnknownNameError: a configuration's model has no tokenizer.
     """
     if backend not in BACKENDS:
         raise ParameterError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
@@ -305,6 +306,8 @@ def run_corpus(
     if n_workers < 1:
         raise ParameterError(f"--workers must be at least 1, got {n_workers}")
     grid = unique(configurations)
+    for model in dict.fromkeys(c.model for c in grid):
+        get_counter(model)  # an unknown model stops the run here, not in every conversation
     source_set = open_corpus(corpus, column=column)
     total = len(source_set)
     start = time.perf_counter()
