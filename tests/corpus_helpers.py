@@ -56,3 +56,14 @@ def buggy(task: Task) -> SourceOutcome:
     if task.source.label == "hostile_content.json":
         raise ZeroDivisionError("a bug in the per-source function")
     return evaluate_source(task)
+
+
+def slow(task: Task) -> SourceOutcome:
+    """Evaluate, then leave ``<file>.done`` beside the file and wait a little (Ctrl-C tests)."""
+    import time
+
+    outcome = evaluate_source(task)
+    path = Path(str(task.source.path))
+    path.with_name(path.name + ".done").write_text("x")
+    time.sleep(0.3)
+    return outcome

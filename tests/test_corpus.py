@@ -415,3 +415,46 @@ def test_a_bug_in_one_source_is_an_error_row_not_a_crash(corpus: Path, tmp_path:
     internal = [e for e in _dump(db)["errors"] if e[5] == "worker"]
     assert [e[1] for e in internal] == ["hostile_content.json"]
     assert "internal error: ZeroDivisionError" in internal[0][6]
+
+
+def test_ctrl_c_stops_a_pool_run_and_commits_what_finished(corpus: Path, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    for i in range(12):  # distinct content, so each is a source of its own
+        chat = _raw_messages("hostile_content")[: 4 + i]
+        (corpus / f"extra_{i:02d}.json").write_text(json.dumps({"messages": chat}), "utf-8")
+    db = tmp_path / "r.duckdb"
+    code = (
+        "import json, corpus_helpers; from ctxlab.corpus import run_corpus; "
+        "from test_corpus import GRID; "
+        f"s = run_corpus({str(corpus)!r}, GRID, {str(db)!r}, workers=1, "
+        "evaluate=corpus_helpers.slow); "
+        "print(json.dumps([s.interrupted, s.evaluated]))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    run = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 90
+    while len(list(corpus.glob("*.done"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C does: the whole process group
+    out, err = run.communicate(timeout=90)
+    assert run.returncode == 0, err.decode()
+    interrupted, evaluated = json.loads(out)
+    total = len(open_corpus(corpus))
+    assert interrupted and 1 <= evaluated < total
+    tables = _dump(db)
+    finished = {r[0] for r in tables["sources"]}
+    assert len(finished) == evaluated  # everything received was committed, whole
+    assert len(tables["sources"]) == evaluated * len(GRID)
+    # and a restart completes the corpus without duplicates
+    rest = run_corpus(corpus, GRID, db, backend="inline")
+    assert rest.evaluated == total - evaluated
+    assert len(_dump(db)["sources"]) == total * len(GRID)
