@@ -23,15 +23,15 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.corpus.grid import Configuration, unique
-from ctxlab.corpus.inputs import open_corpus
-from ctxlab.corpus.store import Store
+from ctxlab.corpus.inputs import Corpus, open_corpus
+from ctxlab.corpus.store import DoneSet, Store
 from ctxlab.corpus.work import SourceOutcome, Task, evaluate_source
 from ctxlab.errors import ParameterError
 from ctxlab.pricing import PriceTable
@@ -42,6 +42,7 @@ __all__ = ["BACKENDS", "Progress", "RunSummary", "run_corpus"]
 BACKENDS = ("pool", "inline", "ray")
 
 Evaluate = Callable[[Task], SourceOutcome]
+Outcomes = Generator[SourceOutcome, None, None]
 
 _FLUSH_SECONDS = 2.0
 _FLUSH_CALLS = 50_000
@@ -101,7 +102,7 @@ def _crashed(task: Task, exc: BaseException) -> SourceOutcome:
     return SourceOutcome(task.source.label, task.source.key, keys, error=reason, stage="worker")
 
 
-def _run_inline(tasks: Iterable[Task], evaluate: Evaluate) -> Iterator[SourceOutcome]:
+def _run_inline(tasks: Iterable[Task], evaluate: Evaluate) -> Outcomes:
     for task in tasks:
         try:
             outcome = evaluate(task)
@@ -139,7 +140,7 @@ def _new_pool(workers: int, models: tuple[str, ...]) -> ProcessPoolExecutor:
 
 def _run_pool(
     tasks: Iterable[Task], workers: int, evaluate: Evaluate, models: tuple[str, ...] = ()
-) -> Iterator[SourceOutcome]:
+) -> Outcomes:
     pending = iter(tasks)
     retry: deque[Task] = deque()  # in flight when a worker died: rerun alone (attempt 2)
     unsent: deque[tuple[Task, int]] = deque()  # refused by a pool that had just broken
@@ -205,7 +206,7 @@ def _run_pool(
 
 def _run_ray(
     tasks: Iterable[Task], workers: int, address: str | None, evaluate: Evaluate
-) -> Iterator[SourceOutcome]:
+) -> Outcomes:
     try:
         import ray
     except ImportError:
@@ -265,6 +266,88 @@ def _failed_in(outcome: SourceOutcome) -> int:
     return bad + (outcome.error is not None)
 
 
+class _Ledger:
+    """The run's counts, reported to the progress callback after every source."""
+
+    def __init__(self, total: int, progress: Callable[[Progress], None] | None) -> None:
+        self.total = total
+        self.progress = progress
+        self.start = time.perf_counter()
+        self.done = self.skipped = self.conversations = self.failed = 0
+
+    def skip(self) -> None:
+        self.done += 1
+        self.skipped += 1
+        self.report()
+
+    def count(self, outcome: SourceOutcome) -> None:
+        self.done += 1
+        self.conversations += len(outcome.conversations)
+        self.failed += _failed_in(outcome)
+        self.report()
+
+    def report(self) -> None:
+        if self.progress is not None:
+            elapsed = time.perf_counter() - self.start
+            self.progress(
+                Progress(
+                    self.done, self.total, self.skipped, self.conversations, self.failed, elapsed
+                )
+            )
+
+
+class _Committer:
+    """Buffers outcomes and writes them, whole sources per transaction, every few seconds.
+
+    A source is added to ``done`` only once its write committed.
+    """
+
+    def __init__(self, store: Store, done: DoneSet) -> None:
+        self.store = store
+        self.done = done
+        self.buffer: list[SourceOutcome] = []
+        self.calls = 0
+        self.last = time.perf_counter()
+
+    def add(self, outcome: SourceOutcome) -> None:
+        self.buffer.append(outcome)
+        self.calls += _calls_in(outcome)
+        if (
+            self.calls >= _FLUSH_CALLS
+            or len(self.buffer) >= _FLUSH_SOURCES
+            or time.perf_counter() - self.last >= _FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        self.store.write(self.buffer)
+        for outcome in self.buffer:
+            self.done.add(outcome.key, outcome.configurations)
+        self.buffer.clear()
+        self.calls = 0
+        self.last = time.perf_counter()
+
+
+def _tasks(
+    corpus: Corpus,
+    grid: Sequence[Configuration],
+    done: DoneSet,
+    ledger: _Ledger,
+    *,
+    carry_bytes: bool,
+    prices: PriceTable | None,
+) -> Iterator[Task]:
+    """Each source with the configurations it still needs; finished sources and repeats skipped."""
+    seen: set[str] = set()
+    for source in corpus.sources(carry_bytes=carry_bytes):
+        missing = done.missing(source.key)
+        if not missing or source.key in seen:
+            ledger.skip()
+            continue
+        seen.add(source.key)
+        yield Task(source, tuple(c for c in grid if c.key in missing), prices)
+
+
 def run_corpus(
     corpus: str | os.PathLike[str],
     configurations: Sequence[Configuration],
@@ -309,92 +392,40 @@ def run_corpus(
     for model in dict.fromkeys(c.model for c in grid):
         get_counter(model)  # an unknown model stops the run here, not in every conversation
     source_set = open_corpus(corpus, column=column)
-    total = len(source_set)
-    start = time.perf_counter()
-    counts = {"done": 0, "skipped": 0, "conversations": 0, "failed": 0}
+    ledger = _Ledger(len(source_set), progress)
+    interrupted = False
     with Store(db) as store:
         store.add_configurations(grid)
         done = store.done(grid)
-        seen: set[str] = set()
-
-        def report() -> None:
-            if progress is not None:
-                progress(
-                    Progress(
-                        counts["done"],
-                        total,
-                        counts["skipped"],
-                        counts["conversations"],
-                        counts["failed"],
-                        time.perf_counter() - start,
-                    )
-                )
-
-        def tasks() -> Iterator[Task]:
-            for source in source_set.sources(carry_bytes=backend == "ray"):
-                missing = done.missing(source.key)
-                if not missing or source.key in seen:
-                    counts["done"] += 1
-                    counts["skipped"] += 1
-                    report()
-                    continue
-                seen.add(source.key)
-                todo = tuple(c for c in grid if c.key in missing)
-                yield Task(source, todo, prices)
-
+        tasks = _tasks(source_set, grid, done, ledger, carry_bytes=backend == "ray", prices=prices)
         if backend == "inline":
-            outcomes = _run_inline(tasks(), evaluate)
+            outcomes = _run_inline(tasks, evaluate)
         elif backend == "pool":
             models = tuple(dict.fromkeys(c.model for c in grid))
-            outcomes = _run_pool(tasks(), n_workers, evaluate, models)
+            outcomes = _run_pool(tasks, n_workers, evaluate, models)
         else:
-            outcomes = _run_ray(tasks(), n_workers, ray_address, evaluate)
-        buffer: list[SourceOutcome] = []
-        buffered_calls = 0
-        last_flush = time.perf_counter()
-        interrupted = False
-
-        def flush() -> None:
-            nonlocal buffered_calls, last_flush
-            store.write(buffer)
-            for outcome in buffer:
-                done.add(outcome.key, outcome.configurations)
-            buffer.clear()
-            buffered_calls = 0
-            last_flush = time.perf_counter()
-
+            outcomes = _run_ray(tasks, n_workers, ray_address, evaluate)
+        committer = _Committer(store, done)
         try:
             for outcome in outcomes:
-                buffer.append(outcome)
-                buffered_calls += _calls_in(outcome)
-                counts["done"] += 1
-                counts["conversations"] += len(outcome.conversations)
-                counts["failed"] += _failed_in(outcome)
-                if (
-                    buffered_calls >= _FLUSH_CALLS
-                    or len(buffer) >= _FLUSH_SOURCES
-                    or time.perf_counter() - last_flush >= _FLUSH_SECONDS
-                ):
-                    flush()
-                report()
+                committer.add(outcome)
+                ledger.count(outcome)
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            close = getattr(outcomes, "close", None)
-            if close is not None:
-                close()
-            flush()
-        report()
+            outcomes.close()  # stops the executor (its in-flight work is dropped)
+            committer.flush()
+        ledger.report()
     return RunSummary(
         db=os.fspath(db),
         backend=backend,
         workers=n_workers if backend != "inline" else 1,
         configurations=len(grid),
-        sources=total,
-        skipped=counts["skipped"],
-        evaluated=counts["done"] - counts["skipped"],
-        conversations=counts["conversations"],
-        failed=counts["failed"],
+        sources=ledger.total,
+        skipped=ledger.skipped,
+        evaluated=ledger.done - ledger.skipped,
+        conversations=ledger.conversations,
+        failed=ledger.failed,
         interrupted=interrupted,
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - ledger.start,
     )
