@@ -370,9 +370,14 @@ def test_unknown_backend_is_a_parameter_error(tmp_path: Path) -> None:
 
 
 @pytest.fixture()
-def local_ray() -> Any:
+def local_ray(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A Ray instance on this machine only (127.0.0.1, 2 CPUs, no dashboard), shut down after."""
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray's loopback-only switch
     ray = pytest.importorskip("ray")
+    from ray._private import ray_constants
+
+    # read at import time: set it too, in case ray was imported before this fixture
+    monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
     ray.init(
         num_cpus=2,
         include_dashboard=False,
@@ -381,6 +386,7 @@ def local_ray() -> Any:
         runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}},
     )
     try:
+        assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
         yield ray
     finally:
         ray.shutdown()

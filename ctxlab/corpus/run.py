@@ -44,6 +44,7 @@ BACKENDS = ("pool", "inline", "ray")
 Evaluate = Callable[[Task], SourceOutcome]
 Outcomes = Generator[SourceOutcome, None, None]
 
+_RAY_LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray's switch for loopback only
 _FLUSH_SECONDS = 2.0
 _FLUSH_CALLS = 50_000
 _FLUSH_SOURCES = 500
@@ -207,6 +208,10 @@ def _run_pool(
 def _run_ray(
     tasks: Iterable[Task], workers: int, address: str | None, evaluate: Evaluate
 ) -> Outcomes:
+    if not address:
+        # A local instance stays on this machine: without this Ray resolves 127.0.0.1 to the
+        # host's routable address and listens there (read when ray is first imported).
+        os.environ.setdefault(_RAY_LOCAL_ONLY, "0")
     try:
         import ray
     except ImportError:
