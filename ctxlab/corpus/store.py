@@ -42,6 +42,9 @@ _WRITTEN = ("configurations", "conversations", "results", "calls", "errors", "so
 _DERIVED = ("call_tokens", "call_problems")
 TABLES = (*_WRITTEN, *_DERIVED)
 
+MEMORY_LIMIT = "256MB"
+"""DuckDB's buffer pool for a results file opened by a run."""
+
 TOKEN_BUCKET_SQL = (
     "CASE WHEN tokens_sent < 1000 THEN tokens_sent ELSE "
     "tokens_sent // CAST(pow(10, floor(log10(tokens_sent)) - 2) AS BIGINT) "
@@ -194,6 +197,8 @@ class Store:
             self.con = duckdb.connect(self.path, read_only=read_only)
         except (duckdb.IOException, duckdb.InvalidInputException) as exc:
             raise CtxlabError(f"cannot open results file {self.path}: {exc}") from None
+        # The writer only appends: a small buffer pool keeps the parent's memory flat.
+        self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         if not read_only:
             self._create()
 
