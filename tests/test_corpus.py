@@ -402,6 +402,18 @@ def test_ray_run_writes_the_rows_of_the_process_pool_run(
     assert summary.backend == "ray" and summary.failed == 1
     assert local_ray.is_initialized()  # a cluster the run joined is left running
     assert _dump(on_ray) == _dump(pooled)
+    # a Parquet table is read by Ray Data on the cluster: same sources and rows
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"chat": json.dumps(_raw_messages(n))} for n in SMALL[:2]] + [{"other": "x"}]
+    table = tmp_path / "chats.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), table)
+    inline, ray_table = tmp_path / "t_inline.duckdb", tmp_path / "t_ray.duckdb"
+    run_corpus(table, GRID[:2], inline, backend="inline", column="chat")
+    summary = run_corpus(table, GRID[:2], ray_table, backend="ray", column="chat")
+    assert summary.conversations == 2 and summary.failed == 1
+    assert _dump(ray_table) == _dump(inline)
 
 
 def test_corpus_engine_imports_neither_streamlit_nor_ray() -> None:

@@ -36,8 +36,10 @@ __all__ = [
     "Corpus",
     "LoadedConversation",
     "Source",
+    "is_table",
     "load_source",
     "open_corpus",
+    "row_source",
 ]
 
 CHAT_SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -133,12 +135,17 @@ class Corpus:
                 yield self._row_source(f"{name}:{number}", row, number)
 
     def _row_source(self, label: str, row: Any, number: int) -> Source:
-        if not isinstance(row, dict) or self.column not in row:
-            payload = _bad_row(f"row {number} has no column {self.column!r}")
-            return Source(label, _sha(orjson.dumps(row, default=str)), payload=payload)
-        cell = row[self.column]
-        data = cell.encode() if isinstance(cell, str) else orjson.dumps(cell, default=str)
-        return Source(label, _sha(data), payload=data)
+        return row_source(label, row, number, self.column)
+
+
+def row_source(label: str, row: Any, number: int, column: str) -> Source:
+    """The source of one table row: its ``column`` cell as JSON bytes (or an error payload)."""
+    if not isinstance(row, dict) or column not in row:
+        payload = _bad_row(f"row {number} has no column {column!r}")
+        return Source(label, _sha(orjson.dumps(row, default=str)), payload=payload)
+    cell = row[column]
+    data = cell.encode() if isinstance(cell, str) else orjson.dumps(cell, default=str)
+    return Source(label, _sha(data), payload=data)
 
 
 _BAD_ROW = b"\x00ctxlab-bad-row\x00"
@@ -159,6 +166,22 @@ def _is_table_jsonl(path: str, column: str) -> bool:
                     return False
                 return isinstance(first, dict) and column in first and "role" not in first
     return False
+
+
+def is_table(corpus: str | os.PathLike[str], *, column: str = "messages") -> bool:
+    """True for a table of conversations: ``.parquet``, or JSONL whose first row has ``column``.
+
+    A URI (``s3://...``, ``gs://...``) counts by its extension alone (``.parquet``,
+    ``.jsonl``): only Ray's readers open those.
+    """
+    text = os.fspath(corpus)
+    if "://" in text:
+        return text.endswith((".parquet", ".jsonl", ".ndjson"))
+    if not os.path.isfile(text):
+        return False
+    return text.endswith(".parquet") or (
+        text.endswith((".jsonl", ".ndjson")) and _is_table_jsonl(text, column)
+    )
 
 
 def open_corpus(corpus: str | os.PathLike[str], *, column: str = "messages") -> Corpus:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.corpus.grid import Configuration, unique
-from ctxlab.corpus.inputs import Corpus, open_corpus
+from ctxlab.corpus.inputs import Corpus, is_table, open_corpus
+from ctxlab.corpus.ray_inputs import RayTable
 from ctxlab.corpus.store import DoneSet, Store
 from ctxlab.corpus.work import SourceOutcome, Task, evaluate_source
 from ctxlab.errors import ParameterError
@@ -205,9 +206,8 @@ def _run_pool(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _run_ray(
-    tasks: Iterable[Task], workers: int, address: str | None, evaluate: Evaluate
-) -> Outcomes:
+def _ray_session(workers: int, address: str | None) -> bool:
+    """Join the cluster at ``address``, or start a local instance; True when one was started."""
     if not address:
         # A local instance stays on this machine: without this Ray resolves 127.0.0.1 to the
         # host's routable address and listens there (read when ray is first imported).
@@ -216,18 +216,23 @@ def _run_ray(
         import ray
     except ImportError:
         raise ParameterError("--ray needs Ray: pip install 'ctxlab[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                log_to_driver=False,
-                _node_ip_address="127.0.0.1",
-            )
-        started = True
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address, log_to_driver=False)
+    else:
+        ray.init(
+            num_cpus=workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            _node_ip_address="127.0.0.1",
+        )
+    return True
+
+
+def _run_ray(tasks: Iterable[Task], workers: int, evaluate: Evaluate) -> Outcomes:
+    import ray
+
     remote: Any = ray.remote(max_retries=1)(evaluate)
     resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
     cpus = int(resources.get("CPU", workers)) or workers
@@ -258,8 +263,6 @@ def _run_ray(
     finally:
         for ref in inflight:
             ray.cancel(ref, force=True)
-        if started:
-            ray.shutdown()
 
 
 def _calls_in(outcome: SourceOutcome) -> int:
@@ -334,7 +337,7 @@ class _Committer:
 
 
 def _tasks(
-    corpus: Corpus,
+    corpus: Corpus | RayTable,
     grid: Sequence[Configuration],
     done: DoneSet,
     ledger: _Ledger,
@@ -396,7 +399,33 @@ def run_corpus(
     grid = unique(configurations)
     for model in dict.fromkeys(c.model for c in grid):
         get_counter(model)  # an unknown model stops the run here, not in every conversation
-    source_set = open_corpus(corpus, column=column)
+    started_ray = backend == "ray" and _ray_session(n_workers, ray_address)
+    try:
+        return _run(corpus, grid, db, n_workers, backend, column, prices, progress, evaluate)
+    finally:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+
+
+def _run(
+    corpus: str | os.PathLike[str],
+    grid: Sequence[Configuration],
+    db: str | os.PathLike[str],
+    n_workers: int,
+    backend: str,
+    column: str,
+    prices: PriceTable | None,
+    progress: Callable[[Progress], None] | None,
+    evaluate: Evaluate,
+) -> RunSummary:
+    """The run itself, with Ray (if any) already joined."""
+    source_set: Corpus | RayTable
+    if backend == "ray" and is_table(corpus, column=column):
+        source_set = RayTable(os.fspath(corpus), column)
+    else:
+        source_set = open_corpus(corpus, column=column)
     ledger = _Ledger(len(source_set), progress)
     interrupted = False
     with Store(db) as store:
@@ -409,7 +438,7 @@ def run_corpus(
             models = tuple(dict.fromkeys(c.model for c in grid))
             outcomes = _run_pool(tasks, n_workers, evaluate, models)
         else:
-            outcomes = _run_ray(tasks, n_workers, ray_address, evaluate)
+            outcomes = _run_ray(tasks, n_workers, evaluate)
         committer = _Committer(store, done)
         try:
             for outcome in outcomes:
