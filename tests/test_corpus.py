@@ -476,3 +476,23 @@ def test_ctrl_c_stops_a_pool_run_and_commits_what_finished(corpus: Path, tmp_pat
     rest = run_corpus(corpus, GRID, db, backend="inline")
     assert rest.evaluated == total - evaluated
     assert len(_dump(db)["sources"]) == total * len(GRID)
+
+
+def test_multi_conversation_json_gives_each_conversation_as_the_loader_reads_it() -> None:
+    import hashlib
+
+    from ctxlab.corpus.inputs import Source, load_source
+    from ctxlab.formats import list_conversations, load_chat
+
+    turns = [
+        {"id": f"c{i}", "conversations": [{"from": "human", "value": f"order {1000 + i}?"}]}
+        for i in range(5)
+    ]
+    for t in turns:
+        t["conversations"].append({"from": "gpt", "value": "shipped " * (1 + len(t["id"]))})
+    data = json.dumps(turns).encode()
+    got = list(load_source(Source("share.json", hashlib.sha256(data).hexdigest(), payload=data)))
+    listed = [cid for cid, _ in list_conversations(data)]
+    assert [g.conversation for g in got] == listed and len(listed) == 5
+    assert [g.messages for g in got] == [load_chat(data, conversation=c) for c in listed]
+    assert len({g.key for g in got}) == 5

@@ -17,6 +17,7 @@ yielded lazily; only the list of file names is held in memory.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import os
@@ -230,7 +231,12 @@ def load_source(source: Source) -> Iterator[LoadedConversation]:
         conversation, title = listed[0] if listed else ("0", "")
         yield LoadedConversation(source.key, conversation, title, load_chat(data, name=name))
         return
+    # A JSON document (a ChatGPT export, a ShareGPT list) is parsed once, not once per
+    # conversation; JSONL does not parse as one document and goes to the loader as bytes.
+    parsed: Any = data
+    with contextlib.suppress(orjson.JSONDecodeError):
+        parsed = orjson.loads(data)
     for conversation, title in listed:
         key = _sha(f"{source.key}\x00{conversation}".encode())
-        messages = load_chat(data, conversation=conversation, name=name)
+        messages = load_chat(parsed, conversation=conversation, name=name)
         yield LoadedConversation(key, conversation, title, messages)
