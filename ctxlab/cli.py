@@ -610,7 +610,9 @@ def _add_fleet_commands(sub: Any) -> None:
     ev.set_defaults(run=_cmd_eval)
 
     rp = sub.add_parser("report", help="the per-configuration table of a results file")
-    rp.add_argument("db", metavar="DB", help="DuckDB results file written by ctxlab eval")
+    rp.add_argument(
+        "db", metavar="DB", help="results of ctxlab eval: the DuckDB file, or its --parquet folder"
+    )
     fmt = rp.add_mutually_exclusive_group()
     fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
     fmt.add_argument(
