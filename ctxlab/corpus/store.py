@@ -197,8 +197,10 @@ class Store:
             self.con = duckdb.connect(self.path, read_only=read_only)
         except (duckdb.IOException, duckdb.InvalidInputException) as exc:
             raise CtxlabError(f"cannot open results file {self.path}: {exc}") from None
-        # The writer only appends: a small buffer pool keeps the parent's memory flat.
+        # The writer only appends small batches: a small buffer pool keeps the parent's memory
+        # flat, and one thread leaves the cores to the workers.
         self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        self.con.execute("SET threads = 1")
         if not read_only:
             self._create()
 
