@@ -125,13 +125,14 @@ def _new_pool(workers: int, models: tuple[str, ...]) -> ProcessPoolExecutor:
     """A pool whose workers fork from a server that has already imported the evaluation code.
 
     ``forkserver`` (not ``fork``: the parent holds DuckDB's threads) with the evaluation
-    modules preloaded, so a worker, or a pool rebuilt after a worker died, starts in
-    milliseconds instead of re-importing ctxlab.
+    modules and the default tokenizer preloaded (:mod:`ctxlab.corpus.warm`), so a worker, or a
+    pool rebuilt after a worker died, starts in milliseconds instead of re-importing ctxlab
+    and reloading the encoding.
     """
     context: multiprocessing.context.BaseContext
     if "forkserver" in multiprocessing.get_all_start_methods():
         server = multiprocessing.get_context("forkserver")
-        server.set_forkserver_preload(["ctxlab.corpus.work"])
+        server.set_forkserver_preload(["ctxlab.corpus.work", "ctxlab.corpus.warm"])
         context = server
     else:
         context = multiprocessing.get_context("spawn")
