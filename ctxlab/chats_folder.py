@@ -62,6 +62,16 @@ def chats_dir() -> Path:
     return samples_dir()
 
 
+def _demo_corpus() -> list[Path]:
+    """The shipped fleet corpus's chats, searched after the default folder so that the Fleet
+    page's links to its demo conversations open (not when ``CTXLAB_CHATS_DIR`` is set)."""
+    if os.environ.get(CHATS_DIR_ENV):
+        return []
+    from ctxlab.samples import samples_dir
+
+    return [samples_dir() / "fleet" / "chats"]
+
+
 def check_chat_name(name: str) -> str:
     """``name`` when it is a bare file stem that may name a chat of the folder.
 
@@ -147,11 +157,12 @@ def folder_chat(name: str, folder: Path | None = None) -> FolderChat:
         UnknownNameError: no ``name.json`` / ``name.jsonl`` is in the folder.
     """
     check_chat_name(name)
-    folder = chats_dir() if folder is None else folder
-    for ext in EXTENSIONS:
-        chat = _entry(folder / f"{name}{ext}", folder)
-        if chat is not None:
-            return chat
+    folders = [folder] if folder is not None else [chats_dir(), *_demo_corpus()]
+    for where in folders:
+        for ext in EXTENSIONS:
+            chat = _entry(where / f"{name}{ext}", where)
+            if chat is not None:
+                return chat
     raise UnknownNameError(
         f"no chat called {name!r} in the server's chats folder ({CHATS_DIR_ENV}): "
         f"expected {name}.json or {name}.jsonl there"

@@ -442,6 +442,243 @@ def _cmd_app(args: argparse.Namespace, out: TextIO) -> int:
     return run_app(args.streamlit_args)
 
 
+# -- fleet: eval and report --------------------------------------------------------------------
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(seconds), 0)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class _ProgressBar:
+    """``[#####.....] 120/500 sources · 8.1/s · ETA 0:47`` on stderr, redrawn at most 5x/s."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.tty = err.isatty()
+        self.last = 0.0
+        self.shown = False
+        self.final_shown = False
+
+    def __call__(self, p: Any) -> None:
+        import time
+
+        now = time.monotonic()
+        final = p.done >= p.total
+        if (final and self.final_shown) or (
+            not final and now - self.last < (0.2 if self.tty else 10.0)
+        ):
+            return
+        self.last = now
+        self.final_shown = final
+        width = 24
+        filled = int(width * p.done / p.total) if p.total else width
+        eta = "-" if p.eta is None else _duration(p.eta)
+        text = (
+            f"[{'#' * filled}{'.' * (width - filled)}] {p.done:,}/{p.total:,} sources"
+            f" · {p.conversations:,} conversations · {p.rate:,.1f}/s · ETA {eta}"
+        )
+        if p.failed:
+            text += f" · {p.failed:,} failed"
+        if self.tty:
+            print(f"\r{text}", end="", file=self.err, flush=True)
+        else:
+            print(text, file=self.err, flush=True)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown and self.tty:
+            print(file=self.err)
+
+
+def _report_rows(items: Sequence[dict[str, Any]]) -> list[list[str]]:
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}%"
+
+    rows = [
+        [
+            "configuration",
+            "convs",
+            "calls",
+            "input tokens",
+            "untrimmed",
+            "over budget",
+            "invalid",
+            "p95/call",
+            "cost",
+            "with cache",
+            "retention",
+            "errors",
+        ]
+    ]
+    for r in items:
+        rows.append(
+            [
+                str(r["label"]),
+                f"{r['conversations']:,}",
+                f"{r['calls']:,}",
+                f"{r['input_tokens']:,}",
+                f"{r['input_tokens_untrimmed']:,}",
+                pct(100 * r["share_over_budget"]),
+                f"{r['invalid_calls']:,}",
+                "-" if r["p95_tokens"] is None else f"{r['p95_tokens']:,}",
+                format_usd(r["cost"]),
+                format_usd(r["cost_with_cache"]),
+                pct(r["retention"]),
+                f"{r['errors']:,}",
+            ]
+        )
+    return rows
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.corpus import parse_grid, run_corpus
+    from ctxlab.corpus.report import configuration_report, open_results
+
+    if not args.grid:
+        raise ParameterError('give at least one --grid "STRATEGY:param=v1,v2"')
+    grid = [
+        config
+        for spec in args.grid
+        for config in parse_grid(
+            spec, model=args.model, budget=args.budget, retention=not args.no_retention
+        )
+    ]
+    bar = _ProgressBar(sys.stderr)
+    try:
+        summary = run_corpus(
+            args.corpus,
+            grid,
+            args.db,
+            workers=args.workers,
+            backend="ray" if args.ray or args.ray_address else "pool",
+            ray_address=args.ray_address,
+            column=args.column,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    rate = summary.evaluated / summary.seconds if summary.seconds > 0 else 0.0
+    print(
+        f"eval: {summary.evaluated:,} sources evaluated ({summary.conversations:,} conversations),"
+        f" {summary.skipped:,} already in {args.db}, {summary.failed:,} failed;"
+        f" {_plural(summary.configurations, 'configuration')},"
+        f" {summary.backend} x{summary.workers}, {_duration(summary.seconds)} ({rate:,.1f}/s)",
+        file=out,
+    )
+    if summary.interrupted:
+        print("eval: interrupted; everything finished so far is committed", file=out)
+    if args.parquet:
+        from ctxlab.corpus.store import Store
+
+        with Store(args.db) as store:
+            paths = store.export_parquet(args.parquet)
+        print(f"eval: wrote {len(paths)} Parquet files to {args.parquet}", file=out)
+    con = open_results(args.db)
+    try:
+        keys = {c.key for c in grid}
+        items = [r for r in configuration_report(con) if r["config_key"] in keys]
+    finally:
+        con.close()
+    _table(_report_rows(items), [False, *([True] * 11)], out)
+    if summary.failed:
+        print(f"see the errors: ctxlab report {args.db} --errors", file=out)
+    return 130 if summary.interrupted else EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.corpus.report import REPORT_COLUMNS, configuration_report, open_results
+
+    con = open_results(args.db)
+    try:
+        items = configuration_report(con)
+        errors = (
+            con.execute(
+                "SELECT e.source, coalesce(e.conversation, ''), c.label, e.stage, e.reason "
+                "FROM errors e LEFT JOIN configurations c USING (config_key) "
+                "ORDER BY e.source, e.conversation, c.label LIMIT 1000"
+            ).fetchall()
+            if args.errors
+            else []
+        )
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps(items, indent=2), file=out)
+    elif args.csv:
+        import csv
+
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(REPORT_COLUMNS)
+        for r in items:
+            writer.writerow(
+                [
+                    json.dumps(r[c], sort_keys=True)
+                    if c == "params"
+                    else ("" if r[c] is None else r[c])
+                    for c in REPORT_COLUMNS
+                ]
+            )
+    elif items:
+        _table(_report_rows(items), [False, *([True] * 11)], out)
+    else:
+        print(f"{args.db}: no configurations yet", file=out)
+    for source, conversation, label, stage, reason in errors:
+        where = f"{source}#{conversation}" if conversation else source
+        print(f"error: {where} [{label}] {stage}: {reason}", file=out)
+    return EXIT_OK
+
+
+def _add_fleet_commands(sub: Any) -> None:
+    ev = sub.add_parser("eval", help="evaluate strategy configurations over a corpus of chats")
+    ev.add_argument(
+        "corpus",
+        metavar="CORPUS",
+        help="folder or glob of chat files, or a JSONL/Parquet table (one conversation per row)",
+    )
+    ev.add_argument(
+        "--grid",
+        action="append",
+        metavar="SPEC",
+        help='configurations, e.g. "window-drop:budget=8000,16000" (params separated by ;); '
+        "repeat for several strategies",
+    )
+    ev.add_argument("--db", required=True, help="DuckDB results file (created when missing)")
+    ev.add_argument("--workers", type=int, default=None, help="worker processes (default: cores)")
+    ev.add_argument(
+        "--model", default="gpt-4o", help="model that counts and prices the calls (gpt-4o)"
+    )
+    ev.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="token limit a call is over budget against (default: each strategy's own)",
+    )
+    ev.add_argument(
+        "--column", default="messages", help="conversation column of a table corpus (messages)"
+    )
+    ev.add_argument(
+        "--no-retention", action="store_true", help="skip fact retention at the last call"
+    )
+    ev.add_argument("--ray", action="store_true", help="run on Ray (local unless --ray-address)")
+    ev.add_argument("--ray-address", default=None, help="join this Ray cluster (implies --ray)")
+    ev.add_argument("--parquet", default=None, metavar="DIR", help="also export tables to DIR")
+    ev.set_defaults(run=_cmd_eval)
+
+    rp = sub.add_parser("report", help="the per-configuration table of a results file")
+    rp.add_argument(
+        "db", metavar="DB", help="results of ctxlab eval: the DuckDB file, or its --parquet folder"
+    )
+    fmt = rp.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true", help="CSV on stdout")
+    fmt.add_argument(
+        "--json", action="store_true", help="a JSON list, one object per configuration"
+    )
+    rp.add_argument("--errors", action="store_true", help="also list the error rows")
+    rp.set_defaults(run=_cmd_report)
+
+
 # -- parser ------------------------------------------------------------------------------------
 
 
@@ -559,6 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. --server.port=8600).",
     )
     app.set_defaults(run=_cmd_app)
+    _add_fleet_commands(sub)
     return parser
 
 

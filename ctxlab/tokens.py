@@ -37,6 +37,7 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "get_counter",
+    "new_counter",
 ]
 
 ProgressCallback = Callable[[int, int], None]
@@ -323,6 +324,18 @@ def get_counter(name: str = "gpt-4o") -> TokenCounter:
             counter = _make_counter(name)
             _COUNTERS[name] = counter
         return counter
+
+
+def new_counter(name: str = "gpt-4o") -> TokenCounter:
+    """A counter of its own for ``name``, with empty caches, not shared with anyone.
+
+    A batch job over many chats (``ctxlab.corpus``) takes one per chat, so its memory stays
+    flat: the shared counter of :func:`get_counter` keeps every count it ever made.
+
+    Raises:
+        UnknownNameError: as :func:`get_counter`.
+    """
+    return _make_counter(name)
 
 
 def _make_counter(name: str) -> TokenCounter:

@@ -39,6 +39,7 @@ __all__ = [
     "begin_run",
     "draw_shared",
     "end_run",
+    "leave_legacy_page_mode",
     "navigation",
     "page_query",
     "run_scope",
@@ -69,6 +70,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("pages/2_Replay.py", "Replay", ":material/replay:", "Replay"),
     PageSpec("pages/3_Tune.py", "Tune", ":material/tune:", "Tune"),
     PageSpec("pages/4_Learn.py", "Learn", ":material/school:", "Learn"),
+    PageSpec("pages/5_Fleet.py", "Fleet", ":material/hub:", "Fleet"),
 )
 """Every page, in navigation order; the first is the default page (``/``)."""
 
@@ -139,7 +141,7 @@ def shared() -> Shared:
     found: Shared | None = getattr(_LOCAL, "shared", None)
     if found is not None:
         return found
-    _leave_legacy_page_mode()
+    leave_legacy_page_mode()
     begin_run()
     drawn = draw_shared()
     if drawn is None:
@@ -161,7 +163,7 @@ def switch_to(path: str) -> None:
         st.rerun()
 
 
-def _leave_legacy_page_mode() -> None:
+def leave_legacy_page_mode() -> None:
     """Hand a page run by Streamlit's legacy multipage mode over to the router.
 
     Streamlit decides once per server process, at its first session, whether the app uses the

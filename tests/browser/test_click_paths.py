@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 from browser_support import EXCEPTION, metric_value, open_app, rerun_after, wait_for_app
 from playwright.sync_api import Page, expect
 
-PAGES = ("Compare", "Replay", "Tune", "Learn", "Playground")
+PAGES = ("Compare", "Replay", "Tune", "Learn", "Fleet", "Playground")
 QUERY = "chat=coding_agent_session&model=gpt-4o&strategy=window-drop&budget=12000"
 HEADLINE = ("Tokens sent", "Saved", "Messages sent", "Kept", "Dropped", "Pinned")
 

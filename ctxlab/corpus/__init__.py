@@ -1,0 +1,36 @@
+"""Fleet evaluation: strategies over many logged chats, results in an embedded DuckDB file.
+
+>>> from ctxlab.corpus import parse_grid, run_corpus  # doctest: +SKIP
+>>> grid = parse_grid("window-drop:budget=8000,16000")  # doctest: +SKIP
+>>> run_corpus("logs/", grid, "fleet.duckdb")  # doctest: +SKIP
+
+Modules, one concept each: :mod:`~ctxlab.corpus.grid` (configurations and their keys),
+:mod:`~ctxlab.corpus.inputs` (files and tables of conversations),
+:mod:`~ctxlab.corpus.evaluate` (one conversation against a grid: the rows),
+:mod:`~ctxlab.corpus.work` (the per-source function every executor runs),
+:mod:`~ctxlab.corpus.store` (the DuckDB tables), :mod:`~ctxlab.corpus.run` (executors and the
+run loop), :mod:`~ctxlab.corpus.report` (SQL aggregations for the CLI and the Fleet page).
+Importing this package imports neither Streamlit nor Ray; DuckDB loads with the store.
+"""
+
+from ctxlab.corpus.evaluate import CallRow, ConfigOutcome, Totals, evaluate_conversation
+from ctxlab.corpus.grid import Configuration, configuration, parse_grid
+from ctxlab.corpus.inputs import Corpus, Source, open_corpus
+from ctxlab.corpus.run import BACKENDS, Progress, RunSummary, run_corpus
+
+__all__ = [
+    "BACKENDS",
+    "CallRow",
+    "ConfigOutcome",
+    "Configuration",
+    "Corpus",
+    "Progress",
+    "RunSummary",
+    "Source",
+    "Totals",
+    "configuration",
+    "evaluate_conversation",
+    "open_corpus",
+    "parse_grid",
+    "run_corpus",
+]

@@ -1,0 +1,388 @@
+"""The Fleet page's pieces: pick a results file, evaluate an uploaded zip, render the report.
+
+Results are only ever opened from the configured folder (``CTXLAB_RESULTS_DIR``, default
+``sample_chats/fleet/results``) or from this session's own evaluation of an uploaded zip: the
+page never takes a typed path. Every number comes from SQL in DuckDB
+(:mod:`ctxlab.corpus.report`), cached per results file and modification time, so changing a
+filter only redraws figures from small, cached frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from ctxlab.corpus import Progress, parse_grid, run_corpus
+from ctxlab.corpus.inputs import CHAT_SUFFIXES
+from ctxlab.corpus.report import (
+    calls_ecdf,
+    configuration_report,
+    is_results,
+    open_results,
+    problem_counts,
+    retention_stats,
+    worst_conversations,
+)
+from ctxlab.errors import CtxlabError
+from ctxlab.pricing import format_usd
+from ctxlab.ui import fleet_figures
+
+__all__ = [
+    "DEFAULT_GRID",
+    "MAX_ZIP_BYTES",
+    "MAX_ZIP_FILES",
+    "RESULTS_ENV",
+    "extract_chats",
+    "list_results",
+    "playground_link",
+    "render_report",
+    "results_dir",
+    "results_picker",
+]
+
+RESULTS_ENV = "CTXLAB_RESULTS_DIR"
+MAX_ZIP_FILES = 200
+MAX_ZIP_BYTES = 30_000_000  # uncompressed
+DEFAULT_GRID = (
+    "window-drop:budget=8000,16000,32000\n"
+    "clear-tool-results:trigger_tokens=30000\n"
+    "sliding-window:window=40"
+)
+_UPLOAD = "fleet.upload"  # session key: the results folder this session evaluated
+_LONG_PARAM = 200  # parameter texts longer than this stay out of links (a prompt)
+
+
+def results_dir() -> Path:
+    """The folder results are opened from: ``CTXLAB_RESULTS_DIR`` or the demo results."""
+    configured = os.environ.get(RESULTS_ENV)
+    if configured:
+        return Path(configured)
+    from ctxlab.samples import samples_dir
+
+    return samples_dir() / "fleet" / "results"
+
+
+def list_results(folder: Path) -> list[str]:
+    """Names (relative to ``folder``) of its results: ``*.duckdb`` files and Parquet folders."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if is_results(p))
+
+
+def extract_chats(data: bytes, target: Path) -> list[Path]:
+    """Write the chat files of a zip into ``target`` (flat, safe names); returns their paths.
+
+    Only ``.json``/``.jsonl``/``.ndjson`` members are read; folders inside the zip are kept in
+    the name (``a/b.json`` -> ``a__b.json``), never as paths, so nothing is written outside
+    ``target``.
+
+    Raises:
+        CtxlabError: not a zip, no chat file in it, or over :data:`MAX_ZIP_FILES` files /
+            :data:`MAX_ZIP_BYTES` uncompressed bytes.
+    """
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise CtxlabError("the upload is not a zip file") from None
+    members = [
+        m
+        for m in archive.infolist()
+        if not m.is_dir()
+        and PurePosixPath(m.filename).suffix.lower() in CHAT_SUFFIXES
+        and not PurePosixPath(m.filename).name.startswith((".", "__MACOSX"))
+        and "__MACOSX" not in m.filename
+    ]
+    if not members:
+        raise CtxlabError("the zip holds no .json or .jsonl chat file")
+    if len(members) > MAX_ZIP_FILES:
+        raise CtxlabError(
+            f"the zip holds {len(members)} chat files; the page takes {MAX_ZIP_FILES}"
+        )
+    if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+        raise CtxlabError(
+            f"the zip's chats are over {MAX_ZIP_BYTES // 1_000_000} MB uncompressed; "
+            "use ctxlab eval for large corpora"
+        )
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for m in members:
+        parts = [p for p in PurePosixPath(m.filename).parts if p not in ("", ".", "..", "/")]
+        name = "__".join(parts) or "chat.json"
+        path = target / name
+        with archive.open(m) as source:
+            payload = source.read(MAX_ZIP_BYTES + 1)
+        path.write_bytes(payload[:MAX_ZIP_BYTES])
+        written.append(path)
+    return written
+
+
+def playground_link(
+    source: str, conversation: str, strategy: str, params: Mapping[str, Any]
+) -> str:
+    """``/?chat=NAME&strategy=S&param=value``: the Playground on this chat and configuration.
+
+    ``NAME`` is the chat's file name without extension (the Playground's sample names); a
+    conversation other than the first of a multi-conversation file is added as
+    ``conversation=ID``. Long text parameters (a prompt) are left out to keep links short.
+    """
+    from ctxlab.ui.session import params_to_query
+
+    query: dict[str, str] = {"chat": PurePosixPath(source.replace("\\", "/")).stem}
+    if conversation not in ("", "0"):
+        query["conversation"] = conversation
+    query["strategy"] = strategy
+    for key, text in params_to_query(params).items():
+        if len(text) <= _LONG_PARAM:
+            query[key] = text
+    return "/?" + urlencode(query)
+
+
+# -- cached reads (per results path and modification time) ------------------------------------
+
+
+def _stamp(path: Path) -> float:
+    if path.is_dir():
+        return max((p.stat().st_mtime for p in path.iterdir()), default=0.0)
+    return path.stat().st_mtime
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _report(path: str, stamp: float) -> list[dict[str, Any]]:
+    del stamp
+    with _connection(path) as con:
+        return configuration_report(con)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _frames(path: str, stamp: float) -> dict[str, pd.DataFrame]:
+    del stamp
+    with _connection(path) as con:
+        errors = con.execute(
+            "SELECT e.source, e.conversation, c.label AS configuration, e.stage, e.reason "
+            "FROM errors e LEFT JOIN configurations c USING (config_key) "
+            "ORDER BY e.source, c.label LIMIT 500"
+        ).df()
+        return {
+            "ecdf": calls_ecdf(con),
+            "retention": retention_stats(con),
+            "problems": problem_counts(con),
+            "errors": errors,
+        }
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _worst(path: str, stamp: float, config_key: str, by: str) -> pd.DataFrame:
+    del stamp
+    with _connection(path) as con:
+        return worst_conversations(con, config_key, by=by, limit=20)
+
+
+class _connection:
+    """``with _connection(path) as con``: a read-only connection closed after use."""
+
+    def __init__(self, path: str) -> None:
+        self.con = open_results(path)
+
+    def __enter__(self) -> Any:
+        return self.con
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.close()
+
+
+# -- widgets ----------------------------------------------------------------------------------
+
+
+def _evaluate_zip(data: bytes, specs: str, model: str) -> Path | None:
+    """Evaluate the uploaded chats with a progress bar; returns the results file."""
+    digest = hashlib.sha256(data + specs.encode() + model.encode()).hexdigest()[:16]
+    base = Path(tempfile.gettempdir()) / "ctxlab-fleet" / digest
+    try:
+        grid = [
+            c
+            for line in specs.splitlines()
+            if line.strip()
+            for c in parse_grid(line.strip(), model=model)
+        ]
+        if not grid:
+            raise CtxlabError("give at least one configuration, e.g. window-drop:budget=8000")
+        extract_chats(data, base / "chats")
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None
+    bar = st.progress(0.0, text="Evaluating…")
+
+    def progress(p: Progress) -> None:
+        eta = "" if p.eta is None else f", about {p.eta:.0f} s left"
+        bar.progress(
+            min(p.done / max(p.total, 1), 1.0),
+            text=f"{p.done} / {p.total} files, {p.conversations} conversations{eta}",
+        )
+
+    db = base / "results.duckdb"
+    summary = run_corpus(base / "chats", grid, db, backend="inline", progress=progress)
+    bar.empty()
+    st.success(
+        f"Evaluated {summary.conversations} conversations in {summary.seconds:.1f} s"
+        + (f"; {summary.failed} could not be read" if summary.failed else "")
+    )
+    return db
+
+
+def results_picker() -> Path | None:
+    """Sidebar: choose saved results, or evaluate an uploaded zip. Returns the results path."""
+    side = st.sidebar
+    side.header("Fleet results")
+    folder = results_dir()
+    names = list_results(folder)
+    uploaded: Path | None = st.session_state.get(_UPLOAD)
+    options = names + (["This session's upload"] if uploaded is not None else [])
+    with side.expander("Evaluate chats from a zip", expanded=not options):
+        upload = st.file_uploader(
+            "Zip of chat files (.json, .jsonl)", type=["zip"], key="fleet-zip"
+        )
+        specs = st.text_area("Configurations, one per line", DEFAULT_GRID, key="fleet-grid")
+        model = st.text_input("Model (counts and prices)", "gpt-4o", key="fleet-model")
+        if st.button("Evaluate", key="fleet-evaluate", disabled=upload is None) and upload:
+            db = _evaluate_zip(upload.getvalue(), specs, model)
+            if db is not None:
+                st.session_state[_UPLOAD] = db
+                st.session_state["fleet-results"] = "This session's upload"
+                options = [*names, "This session's upload"]
+    if not options:
+        st.info(
+            f"No results in {folder}. Run `ctxlab eval CORPUS --grid ... --db "
+            f"{folder}/NAME.duckdb`, or evaluate a zip of chats in the sidebar."
+        )
+        return None
+    picked = side.selectbox("Results", options, key="fleet-results")
+    if picked == "This session's upload":
+        return st.session_state.get(_UPLOAD)
+    return folder / str(picked)
+
+
+def _table(report: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for r in report:
+        rows.append(
+            {
+                "configuration": r["label"],
+                "conversations": r["conversations"],
+                "calls": r["calls"],
+                "input tokens": r["input_tokens"],
+                "untrimmed": r["input_tokens_untrimmed"],
+                "cost": format_usd(r["cost"]),
+                "cost with cache": format_usd(r["cost_with_cache"]),
+                "over budget": f"{100 * r['share_over_budget']:.1f}%",
+                "p50 / call": r["p50_tokens"],
+                "p95 / call": r["p95_tokens"],
+                "max / call": r["max_tokens"],
+                "invalid calls": r["invalid_calls"],
+                "retention": "-" if r["retention"] is None else f"{r['retention']:.1f}%",
+                "errors": r["errors"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+_RANKS = {
+    "Most calls over budget": "calls_over_budget",
+    "Most invalid calls": "invalid_calls",
+    "Lowest fact retention": "retention",
+    "Highest cost": "cost",
+}
+
+
+def render_report(path: Path) -> None:
+    """The whole Fleet report of one results file."""
+    key, stamp = str(path), _stamp(path)
+    try:
+        report = _report(key, stamp)
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return
+    if not report:
+        st.info("This results file has no configuration yet.")
+        return
+    labels_all = {r["config_key"]: str(r["label"]) for r in report}
+    chosen = st.multiselect(
+        "Configurations",
+        list(labels_all),
+        default=list(labels_all),
+        format_func=lambda k: labels_all[k],
+        key="fleet-filter",
+    )
+    shown = [r for r in report if r["config_key"] in chosen]
+    labels = {r["config_key"]: str(r["label"]) for r in shown}
+    if not shown:
+        st.info("Pick at least one configuration.")
+        return
+    first = shown[0]
+    st.caption(
+        f"{first['conversations']:,} conversations · model {first['model']} · "
+        "costs at list prices (ctxlab.pricing), with and without OpenAI's prompt cache"
+    )
+    st.dataframe(_table(shown), hide_index=True, key="fleet-table")
+    frames = _frames(key, stamp)
+    left, right = st.columns(2)
+    with left:
+        cache = st.toggle("Cost with prompt cache", value=False, key="fleet-cache")
+        st.plotly_chart(fleet_figures.pareto_figure(shown, with_cache=cache), key="fleet-pareto")
+    with right:
+        st.plotly_chart(fleet_figures.ecdf_figure(frames["ecdf"], labels), key="fleet-ecdf")
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            fleet_figures.retention_figure(frames["retention"], labels), key="fleet-retention"
+        )
+    with right:
+        problems = frames["problems"]
+        if problems[problems["config_key"].isin(list(labels))].empty:
+            st.success("No provider-validity problem in any call of these configurations.")
+        else:
+            st.plotly_chart(fleet_figures.problems_figure(problems, labels), key="fleet-problems")
+    _render_worst(key, stamp, shown)
+    errors = frames["errors"]
+    if not errors.empty:
+        with st.expander(f"Errors ({len(errors)} rows)"):
+            st.dataframe(errors, hide_index=True, key="fleet-errors")
+
+
+def _render_worst(key: str, stamp: float, shown: Sequence[Mapping[str, Any]]) -> None:
+    st.subheader("Worst conversations")
+    by_key = {r["config_key"]: r for r in shown}
+    cols = st.columns(2)
+    config_key = cols[0].selectbox(
+        "Configuration", list(by_key), format_func=lambda k: by_key[k]["label"], key="fleet-worst"
+    )
+    rank = cols[1].selectbox("Rank by", list(_RANKS), key="fleet-rank")
+    config = by_key[config_key]
+    worst = _worst(key, stamp, config_key, _RANKS[rank]).copy()
+    worst.insert(
+        0,
+        "open",
+        [
+            playground_link(s, c, config["strategy"], config["params"])
+            for s, c in zip(worst["source"], worst["conversation"], strict=True)
+        ],
+    )
+    st.dataframe(
+        worst,
+        hide_index=True,
+        key="fleet-worst-table",
+        column_config={
+            "open": st.column_config.LinkColumn("Playground", display_text="open"),
+            "retention": st.column_config.NumberColumn("retention %", format="%.1f"),
+            "cost": st.column_config.NumberColumn("cost", format="$%.4f"),
+        },
+    )
