@@ -100,6 +100,7 @@ def test_a_shared_url_restores_chat_strategy_budget_and_metrics(
         ("/Replay", "replay"),
         ("/Tune", "tune"),
         ("/Learn", "learn"),
+        ("/Fleet", "fleet"),
     ],
 )
 def test_each_page_renders_and_its_screenshot_is_saved_to_docs(
