@@ -38,7 +38,7 @@ from ctxlab.strategies import (
 )
 from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
-from ctxlab.tool_overhead import with_tools
+from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
 __all__ = [
@@ -87,6 +87,7 @@ DEFAULT_MODEL = "gpt-4o"
 UPLOAD_LINK = "ctx.upload_link"
 PASTED = "pasted chat"
 SOURCES = ("Sample", "Upload", "Paste")
+NO_TOOLS = ToolOverhead(0)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -127,6 +128,8 @@ class Workspace:
     counter: TokenCounter
     counted: CountedChat
     strategy_cls: type[Strategy]
+    tools: ToolOverhead = NO_TOOLS
+    """The chat's tool definitions counted (``tokens`` is what ``counter`` adds per request)."""
 
     @property
     def model_info(self) -> ModelInfo | None:
@@ -485,7 +488,7 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
     model = side.selectbox("Model / tokenizer", MODEL_CHOICES, key=MODEL, format_func=_model_label)
     side.caption(model_caption(CATALOG.get(model)))
     try:
-        counter = _request_counter(get_counter(model), chat.tools)
+        counter, tools = _request_counter(get_counter(model), chat.tools)
     except CtxlabError as exc:
         st.error(str(exc))
         return None
@@ -511,25 +514,30 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         )
         cls = get_strategy_class(picked)
         side.caption(cls.summary)
-    return Workspace(chat, model, counter, counted, cls)
+    return Workspace(chat, model, counter, counted, cls, tools)
 
 
 _TOOL_COUNTER = "ctx.tool_counter"
 
 
-def _request_counter(counter: TokenCounter, tools: tuple[ToolDefinition, ...]) -> TokenCounter:
-    """``with_tools(counter, tools)``, the same object on every rerun for the same counter and
-    tools (its counted-chat cache, and so every ``derived`` value, survives reruns); ``counter``
-    itself when there are no tools."""
+def _request_counter(
+    counter: TokenCounter, tools: tuple[ToolDefinition, ...]
+) -> tuple[TokenCounter, ToolOverhead]:
+    """The counter whose requests include ``tools``, and the tools counted.
+
+    This is :func:`ctxlab.tool_overhead.with_tools`, made the same object on every rerun for the
+    same counter and tools (its counted-chat cache, and so every ``derived`` value, survives
+    reruns); ``counter`` itself when there are no tools (or they count as nothing).
+    """
     if not tools:
-        return counter
+        return counter, NO_TOOLS
     held = st.session_state.get(_TOOL_COUNTER)
     if held is not None and held[0] is counter and held[1] is tools:
-        wrapped: TokenCounter = held[2]
-        return wrapped
-    wrapped = with_tools(counter, tools)
-    st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped)
-    return wrapped
+        return held[2], held[3]
+    cost = tool_overhead(counter, tools)
+    wrapped = WithOverhead(counter, cost.tokens) if cost.tokens else counter
+    st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped, cost)
+    return wrapped, cost
 
 
 def _reading_warnings(warnings: tuple[str, ...]) -> None:
