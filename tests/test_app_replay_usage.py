@@ -83,3 +83,22 @@ def test_a_chat_without_usage_shows_no_billed_chart() -> None:
     assert not at.exception
     assert _usage_chart(at) is None
     assert USAGE_TITLE not in [h.value for h in at.subheader]
+
+
+REQUEST = ROOT / "tests" / "fixtures" / "formats" / "chat_completion" / "tool_calls_request.json"
+
+
+def test_with_tools_the_replay_is_reused_across_reruns_and_its_map_shows_them() -> None:
+    at = page(REPLAY, strategy="window-drop", model="gpt-4o")
+    at.run()
+    _upload(at, "request.json", REQUEST.read_bytes())
+    assert not at.exception
+    first = at.session_state["ctx.replay"]
+    at.run()
+    assert not at.exception
+    # The counted chat is the same object, so the replay (keyed by its identity) is not redone.
+    assert at.session_state["ctx.replay"] is first
+    tools = get_counter("gpt-4o").count_tools(json.loads(REQUEST.read_bytes())["tools"])
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "replay-map")
+    widths = [t["x"] for t in spec["data"] if t["name"].startswith("tool definitions")]
+    assert widths == [[tools]]

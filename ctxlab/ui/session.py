@@ -488,13 +488,14 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
     model = side.selectbox("Model / tokenizer", MODEL_CHOICES, key=MODEL, format_func=_model_label)
     side.caption(model_caption(CATALOG.get(model)))
     try:
-        counter, tools = _request_counter(get_counter(model), chat.tools)
+        base = get_counter(model)
+        counter, tools = _request_counter(base, chat.tools)
     except CtxlabError as exc:
         st.error(str(exc))
         return None
     if not counter.is_exact:
         side.caption("Approximate counts: no public tokenizer for this family.")
-    counted = _count(counter, chat.messages)
+    counted = _count_request(base, tools.tokens, chat.messages)
     side.caption(
         f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
@@ -538,6 +539,25 @@ def _request_counter(
     wrapped = WithOverhead(counter, cost.tokens) if cost.tokens else counter
     st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped, cost)
     return wrapped, cost
+
+
+_TOOL_CHAT = "ctx.tool_chat"
+
+
+def _count_request(base: TokenCounter, overhead: int, messages: tuple[Message, ...]) -> CountedChat:
+    """The chat counted by ``base`` with ``overhead`` added to every request: the same object on
+    every rerun while ``base`` still holds the chat (the identity that the Replay cache and every
+    ``derived`` value key on), whatever else the pages counted since."""
+    inner = _count(base, messages)
+    if not overhead:
+        return inner
+    held = st.session_state.get(_TOOL_CHAT)
+    if held is not None and held[0] is inner and held[1] == overhead:
+        kept: CountedChat = held[2]
+        return kept
+    wrapped = inner.with_overhead(overhead)
+    st.session_state[_TOOL_CHAT] = (inner, overhead, wrapped)
+    return wrapped
 
 
 def _reading_warnings(warnings: tuple[str, ...]) -> None:

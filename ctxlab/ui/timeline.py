@@ -336,6 +336,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             if context.replace or strategy.uses_summarizer
             else functools.partial(strategy.explain_round, prefix, context),
             window=ws.model_info,
+            overhead=ws.tools.tokens,
+            overhead_parts=ws.tools.per_tool,
         ),
         key="replay-map",
         width="stretch",
