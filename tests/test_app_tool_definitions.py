@@ -4,11 +4,14 @@ listed per tool, and included in every budget ("Tokens sent"); a chat without th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from app_support import PLAYGROUND, ROOT, page, param_widget
 from streamlit.testing.v1 import AppTest
 
+from ctxlab.chats_folder import CHATS_DIR_ENV
 from ctxlab.formats import load_chat
 from ctxlab.tokens import get_counter
 from ctxlab.ui.figures import OVERHEAD_LABEL
@@ -133,3 +136,16 @@ def test_reading_warnings_are_shown_in_the_sidebar() -> None:
     assert not at.exception and not at.sidebar.error
     warned = [c.value for c in at.sidebar.caption if "cut off" in c.value]
     assert warned and f"line {len(lines) + 1}" in warned[0]
+
+
+def test_a_chats_folder_file_with_tools_opens_with_its_tool_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CHATS_DIR_ENV, str(tmp_path))
+    (tmp_path / "agent_request.json").write_bytes(REQUEST.read_bytes())
+    at = page(
+        PLAYGROUND, chat="agent_request", strategy="window-drop", model="gpt-4o", budget="100000"
+    )
+    at.run()
+    assert at.sidebar.selectbox(key="ctx.sample").value == "agent_request"
+    _check_tools_shown(at, json.loads(REQUEST.read_text(encoding="utf-8")))
