@@ -175,3 +175,16 @@ def test_the_usage_table_has_one_row_per_call(counter: TokenCounter) -> None:
     assert list(frame["billed prompt"]) == _raw_billed(SESSION)
     assert list(frame["difference"]) == list(frame["billed prompt"] - frame["counted by ctxlab"])
     assert len(load_chat(SESSION)) > len(frame)
+
+
+def test_the_report_round_map_starts_with_the_chats_tool_block(counter: TokenCounter) -> None:
+    from ctxlab.ui.report import playground_report
+
+    counted = counter.counted(_chat(4)).with_overhead(45)
+    strategy = build_strategy("window-drop", {"budget": 10_000})
+    result = strategy.apply(counted.messages, counter)
+    report = playground_report("chat", "gpt-4o", counted, strategy, result)
+    (block,) = _overhead(report.sections[0].figures[0])
+    assert list(block.x) == [45]  # type: ignore[attr-defined]
+    plain = playground_report("chat", "gpt-4o", counter.counted(_chat(4)), strategy, result)
+    assert _overhead(plain.sections[0].figures[0]) == []
