@@ -40,7 +40,9 @@ render.render_round_map(
     strategy=strategy,
     budget=budget,
     window=ws.model_info,
+    tools=ws.tools,
 )
+render.render_tool_definitions(ws.tools)
 names = [
     "Messages",
     "Problems",

@@ -72,6 +72,7 @@ for i, col in enumerate(st.columns(count)):
             x_range=shared_axis,
             strategy=strategy,
             window=ws.model_info,
+            tools=ws.tools,
         )
         problems = insights_view.provider_problems(
             outcome.result.messages, counter=ws.counter, model=ws.model_info

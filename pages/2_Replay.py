@@ -7,7 +7,7 @@ import streamlit as st
 from ctxlab.replay import Replay
 from ctxlab.ui import render, report
 from ctxlab.ui.shell import shared
-from ctxlab.ui.timeline import render_replay, run_replay
+from ctxlab.ui.timeline import render_provider_usage, render_replay, run_replay
 
 setup = shared()
 ws, strategy, backend = setup.ws, setup.strategy, setup.backend
@@ -41,3 +41,4 @@ if replayed is not None:
             icon=":material/download:",
             help="One HTML file that opens offline: the set-up, session totals and charts.",
         )
+render_provider_usage(ws)

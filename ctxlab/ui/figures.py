@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
+from ctxlab.provider_usage import UsageComparison
 from ctxlab.strategies.base import Decision
 from ctxlab.ui.text import hover_safe
 
@@ -25,6 +26,9 @@ __all__ = [
     "FONT_SIZE",
     "MAX_BLOCKS",
     "MAX_POINTS",
+    "OVERHEAD_COLOUR",
+    "OVERHEAD_LABEL",
+    "USAGE_TITLE",
     "RoundBlock",
     "cache_figure",
     "context_tokens_figure",
@@ -34,6 +38,7 @@ __all__ = [
     "round_blocks",
     "round_map_figure",
     "sample_points",
+    "usage_comparison_figure",
     "zoom_rounds",
 ]
 
@@ -194,6 +199,19 @@ def _hover(block: RoundBlock, why: str | None = None) -> str:
 
 
 WINDOW_COLOUR = "#6a1b9a"
+OVERHEAD_COLOUR = "#00838f"
+"""The round map's block for the request's fixed overhead (teal: no decision uses it)."""
+OVERHEAD_LABEL = "tool definitions (sent with every call)"
+MAX_HOVER_PARTS = 30
+"""The overhead block's hover lists at most this many parts (then says how many more)."""
+
+
+def _overhead_hover(label: str, tokens: int, parts: Sequence[tuple[str, int]]) -> str:
+    lines = [f"<b>{hover_safe(label)}</b>", f"{tokens:,} tokens on every call"]
+    lines += [f"{hover_safe(name)}: {n:,} tokens" for name, n in parts[:MAX_HOVER_PARTS]]
+    if len(parts) > MAX_HOVER_PARTS:
+        lines.append(f"… and {len(parts) - MAX_HOVER_PARTS:,} more")
+    return "<br>".join(lines)
 
 
 def _tail_line(fig: go.Figure, total: int, size: int, text: str, colour: str, dash: str) -> None:
@@ -259,8 +277,15 @@ def round_map_figure(
     window: ModelInfo | None = None,
     x_range: tuple[float, float] | None = None,
     rounds: tuple[int, int] | None = None,
+    overhead: int = 0,
+    overhead_parts: Sequence[tuple[str, int]] = (),
+    overhead_label: str = OVERHEAD_LABEL,
 ) -> go.Figure:
     """One horizontal strip: a block per round, width = tokens, colour = decision.
+
+    A request's fixed ``overhead`` (its tool definitions) is drawn as its own block of that
+    width just before round 0 (at negative x, so the rounds keep their positions and maps of
+    one chat still line up); it is not drawn in a zoom (``rounds``).
 
     Hover shows the round(s), decision (the split of a mixed block), why (``explain(round)``,
     the strategy's sentence for the block's newest round), message range, tokens, role counts
@@ -274,6 +299,11 @@ def round_map_figure(
             (e.g. ``(0, chat.prefix[-1])``) line up block for block.
         rounds: draw only rounds ``first..stop-1`` (a zoom); x positions stay the chat's
             cumulative tokens.
+        overhead: tokens every request pays besides its messages (0: no block). Budget and
+            window include it, so their lines mark where the newest ``budget - overhead``
+            tokens of messages begin.
+        overhead_parts: ``(name, tokens)`` listed in the block's hover (e.g. per tool).
+        overhead_label: the block's legend entry and hover title.
     """
     blocks = round_blocks(chat, decisions, max_blocks, rounds=rounds)
     fig = go.Figure()
@@ -299,15 +329,32 @@ def round_map_figure(
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
+    if overhead > 0 and rounds is None:
+        fig.add_trace(
+            go.Bar(
+                name=overhead_label,
+                legendgroup="overhead",
+                orientation="h",
+                y=["rounds"],
+                x=[overhead],
+                base=[-overhead],
+                marker={"color": OVERHEAD_COLOUR, "line": {"color": "white", "width": 1}},
+                customdata=[_overhead_hover(overhead_label, overhead, overhead_parts)],
+                hovertemplate="%{customdata}<extra></extra>",
+            )
+        )
     fig.update_layout(barmode="overlay", bargap=0.15)
     fig.update_yaxes(visible=False)
     fig.update_xaxes(title_text="tokens (cumulative, oldest → newest)")
+    fixed = max(overhead, 0)
     if budget is not None:
-        _tail_line(fig, x, budget, f"budget {budget:,}", "#c62828", "dash")
+        _tail_line(fig, x, max(budget - fixed, 0), f"budget {budget:,}", "#c62828", "dash")
     if window is not None:
-        _tail_line(fig, x, window.context_window, window.window_label(), WINDOW_COLOUR, "dot")
+        size = max(window.context_window - fixed, 0)
+        _tail_line(fig, x, size, window.window_label(), WINDOW_COLOUR, "dot")
     if x_range is not None:
-        fig.update_xaxes(range=list(x_range), autorange=False)
+        low = x_range[0] - fixed if fixed and rounds is None else x_range[0]
+        fig.update_xaxes(range=[low, x_range[1]], autorange=False)
     _layout(fig, title=title, height=height)
     # The legend goes under the strip: above it, long entries wrap into the title.
     fig.update_layout(
@@ -501,6 +548,71 @@ def replay_cost_figure(
     fig.update_xaxes(title_text="assistant turn")
     fig.update_yaxes(title_text="cumulative cost (USD)", rangemode="tozero", tickprefix="$")
     return _layout(fig, title="Cumulative cost", height=height)
+
+
+USAGE_TITLE = "Billed by the provider vs counted by ctxlab"
+BILLED_COLOURS: Mapping[str, str] = {
+    "billed: uncached input": "#90a4ae",
+    "billed: cache read": "#1565c0",
+    "billed: cache write": "#ef6c00",
+}
+
+
+def usage_comparison_figure(comparison: UsageComparison, *, height: int = 380) -> go.Figure:
+    """Per recorded call: the prompt the provider billed (a bar, split into uncached input,
+    cache read and cache write) beside ctxlab's count of the same request (a line).
+
+    The x axis is the call's number (1 = the first recorded call); the hover gives the
+    assistant message's position and the difference. Where the bar stands above the line, the
+    provider saw tokens the transcript does not show. At most :data:`MAX_POINTS` calls are drawn
+    (evenly spread, the last always included).
+    """
+    calls = comparison.calls
+    idx = sample_points(len(calls))
+    picked = [calls[i] for i in idx]
+    x = [i + 1 for i in idx]
+    hover = [
+        f"call {i + 1} (message {c.index:,})<br>billed {c.billed_prompt:,} · counted "
+        f"{c.counted_prompt:,}<br>difference {c.difference:+,}"
+        for i, c in zip(idx, picked, strict=True)
+    ]
+    parts = {
+        "billed: uncached input": [
+            c.billed_prompt - c.cache_read_input_tokens - c.cache_creation_input_tokens
+            for c in picked
+        ],
+        "billed: cache read": [c.cache_read_input_tokens for c in picked],
+        "billed: cache write": [c.cache_creation_input_tokens for c in picked],
+    }
+    fig = go.Figure()
+    for name, values in parts.items():
+        if not any(values):
+            continue
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                x=x,
+                y=values,
+                marker={"color": BILLED_COLOURS[name]},
+                customdata=hover,
+                hovertemplate="%{customdata}<extra>" + name + "</extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            name="counted by ctxlab",
+            x=x,
+            y=[c.counted_prompt for c in picked],
+            mode="lines+markers",
+            line={"color": DECISION_COLOURS["kept"], "width": 3},
+            customdata=hover,
+            hovertemplate="%{customdata}<extra>counted by ctxlab</extra>",
+        )
+    )
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title_text="recorded call")
+    fig.update_yaxes(title_text="prompt tokens", rangemode="tozero")
+    return _layout(fig, title=USAGE_TITLE, height=height)
 
 
 def cache_figure(

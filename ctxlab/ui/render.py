@@ -27,6 +27,7 @@ from ctxlab.strategies import Decision, Strategy, TrimResult, parameters
 from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
+from ctxlab.tool_overhead import ToolOverhead
 from ctxlab.ui import figures
 from ctxlab.ui.insights_view import (
     PROVIDER_TITLES,
@@ -62,6 +63,8 @@ __all__ = [
     "render_round_map",
     "render_summary_request",
     "render_system_prompt_note",
+    "render_tool_definitions",
+    "tool_frame",
     "zoom_title",
 ]
 
@@ -121,8 +124,12 @@ def render_round_map(
     budget: int | None = None,
     window: ModelInfo | None = None,
     x_range: tuple[float, float] | None = None,
+    tools: ToolOverhead | None = None,
 ) -> None:
     """The round map, with a second, zoomed strip when the sent end is a sliver of it.
+
+    With ``tools`` (the chat's tool definitions counted), the map starts with their block, which
+    every call sends.
 
     With ``strategy``, each block's hover says why it got its decision. ``x_range`` fixes the
     axis (Compare gives every configuration the chat's tokens, so the maps line up). The zoom
@@ -140,6 +147,8 @@ def render_round_map(
         budget=budget,
         window=window,
         x_range=x_range,
+        overhead=tools.tokens if tools is not None else 0,
+        overhead_parts=tools.per_tool if tools is not None else (),
     )
     st.plotly_chart(fig, key=key, width="stretch")
     zoom = figures.zoom_rounds(counted, result.decisions)
@@ -151,11 +160,43 @@ def render_round_map(
     st.caption(zoom_title(first, stop, share))
     st.plotly_chart(
         figures.round_map_figure(
-            counted, result.decisions, rounds=zoom, explain=explain, budget=budget, window=window
+            counted,
+            result.decisions,
+            rounds=zoom,
+            explain=explain,
+            budget=budget,
+            window=window,
+            overhead=tools.tokens if tools is not None else 0,
         ),
         key=f"{key}-zoom",
         width="stretch",
     )
+
+
+def tool_frame(tools: ToolOverhead) -> pd.DataFrame:
+    """One row per tool definition (name, tokens), then the once-per-request framing, if any."""
+    rows = [{"tool": visible(name), "tokens": n} for name, n in tools.per_tool]
+    if tools.framing:
+        rows.append({"tool": "(framing, once per request)", "tokens": tools.framing})
+    return pd.DataFrame(rows, columns=["tool", "tokens"])
+
+
+def render_tool_definitions(tools: ToolOverhead) -> None:
+    """A caption with the tool definitions' tokens per call, and a table of them per tool.
+
+    Draws nothing for a chat without tool definitions.
+    """
+    if not tools.tokens:
+        return
+    n = len(tools.per_tool)
+    st.caption(
+        f"Tool definitions: **{n:,}** tool{'' if n == 1 else 's'}, **{tools.tokens:,}** tokens "
+        "sent "
+        "with every call and included in every budget (counted with OpenAI's accounting of "
+        "function definitions)."
+    )
+    with st.expander("Tokens per tool definition"):
+        st.dataframe(tool_frame(tools), hide_index=True, width="stretch")
 
 
 def zoom_title(first: int, stop: int, share: float) -> str:

@@ -312,12 +312,25 @@ def _trim_section(
     notes: tuple[str, ...] = (),
     table: bool = True,
 ) -> Section:
-    figs = [figures.round_map_figure(counted, result.decisions, title="Round map", x_range=x_range)]
+    # The chat's fixed overhead (its tool definitions) is the map's first block.
+    figs = [
+        figures.round_map_figure(
+            counted,
+            result.decisions,
+            title="Round map",
+            x_range=x_range,
+            overhead=counted.overhead,
+        )
+    ]
     zoom = figures.zoom_rounds(counted, result.decisions)
     if zoom is not None:
         figs.append(
             figures.round_map_figure(
-                counted, result.decisions, title="Zoom on the newest end", rounds=zoom
+                counted,
+                result.decisions,
+                title="Zoom on the newest end",
+                rounds=zoom,
+                overhead=counted.overhead,
             )
         )
     return Section(

@@ -25,7 +25,8 @@ from ctxlab.catalog import CATALOG, ModelInfo
 from ctxlab.chats_folder import FolderChat, folder_chat, list_folder_chats
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
-from ctxlab.formats import list_conversations, load_chat
+from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_chat_file
+from ctxlab.formats import LoadedChat as FileChat
 from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
@@ -37,6 +38,7 @@ from ctxlab.strategies import (
 )
 from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
+from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "build_or_error",
     "check_size",
     "load_source",
+    "load_source_file",
     "opening_query",
     "params_to_query",
     "sidebar",
@@ -84,27 +87,49 @@ DEFAULT_MODEL = "gpt-4o"
 UPLOAD_LINK = "ctx.upload_link"
 PASTED = "pasted chat"
 SOURCES = ("Sample", "Upload", "Paste")
+NO_TOOLS = ToolOverhead(0)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class LoadedChat:
-    """The chat on screen. ``slot`` names it in widget keys; ``sample`` is its URL name."""
+    """The chat on screen. ``slot`` names it in widget keys; ``sample`` is its URL name.
+
+    ``tools``, ``usage`` and ``warnings`` are what the file said besides its messages (see
+    :class:`ctxlab.formats.LoadedChat`): the tool definitions sent with every call, the
+    provider's billed numbers per call, and what was read leniently. A chat without them has
+    empty tuples and behaves as a plain list of messages.
+    """
 
     messages: tuple[Message, ...]
     label: str
     slot: str
     sample: str | None = None
+    tools: tuple[ToolDefinition, ...] = ()
+    usage: tuple[CallUsage, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, file: FileChat, label: str, slot: str, sample: str | None = None) -> LoadedChat:
+        """The UI's chat from what :func:`~ctxlab.formats.load_chat_file` read."""
+        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Workspace:
-    """What the sidebar chose: the chat counted with the chosen model's counter, a strategy."""
+    """What the sidebar chose: the chat counted with the chosen model's counter, a strategy.
+
+    ``counter`` is the model's counter with the chat's tool definitions added to every request
+    (:func:`ctxlab.tool_overhead.with_tools`), so every budget, metric and chart includes them;
+    for a chat without tools it is the model's counter itself.
+    """
 
     chat: LoadedChat
     model: str
     counter: TokenCounter
     counted: CountedChat
     strategy_cls: type[Strategy]
+    tools: ToolOverhead = NO_TOOLS
+    """The chat's tool definitions counted (``tokens`` is what ``counter`` adds per request)."""
 
     @property
     def model_info(self) -> ModelInfo | None:
@@ -147,7 +172,15 @@ def check_size(data: bytes | str, name: str, limit_mb: int) -> None:
 def load_source(
     data: bytes | str, name: str, conversation: str | None = None, *, limit_mb: int | None = None
 ) -> tuple[Message, ...]:
-    """The upload/paste handler: read ``data`` (any format ``load_chat`` knows).
+    """The messages of :func:`load_source_file` (same arguments, same errors)."""
+    return load_source_file(data, name, conversation, limit_mb=limit_mb).messages
+
+
+def load_source_file(
+    data: bytes | str, name: str, conversation: str | None = None, *, limit_mb: int | None = None
+) -> FileChat:
+    """The upload/paste handler: read ``data`` (any format ``load_chat_file`` knows), with its
+    tool definitions, billed usage and warnings.
 
     Args:
         data: the file's bytes or the pasted text.
@@ -161,24 +194,24 @@ def load_source(
     """
     if limit_mb is not None:
         check_size(data, name, limit_mb)
-    messages = load_chat(data, name=name, conversation=conversation)
-    if not messages:
+    loaded = load_chat_file(data, name=name, conversation=conversation)
+    if not loaded.messages:
         raise CtxlabError(f"{name}: the chat holds no messages")
-    return messages
+    return loaded
 
 
 @st.cache_resource(show_spinner="Loading the sample chat…", max_entries=16)
-def _sample_messages(name: str) -> tuple[Message, ...]:
+def _sample_messages(name: str) -> FileChat:
     from ctxlab.samples import sample_path
 
-    return load_chat(sample_path(name), name=name)
+    return load_chat_file(sample_path(name), name=name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _folder_messages(path: str, mtime_ns: int) -> tuple[Message, ...]:
+def _folder_messages(path: str, mtime_ns: int) -> FileChat:
     """A chat of the server's chats folder, read once per file version."""
     del mtime_ns  # part of the cache key only: an edited file is read again
-    return load_chat(Path(path), name=Path(path).name)
+    return load_chat_file(Path(path), name=Path(path).name)
 
 
 def _folder_chats() -> dict[str, FolderChat]:
@@ -239,7 +272,7 @@ def _next_slot(prefix: str) -> str:
     return f"{prefix}{n}"
 
 
-def _read_chat(name: str) -> tuple[Message, ...]:
+def _read_chat(name: str) -> FileChat:
     """A sample by name, else the chat of the server's chats folder with that name.
 
     Reading a folder chat shows its size while it is read (a 100k-message chat takes seconds).
@@ -258,22 +291,22 @@ def _read_chat(name: str) -> tuple[Message, ...]:
 
 def _load_sample(name: str, titles: Mapping[str, str]) -> None:
     try:
-        messages = _read_chat(name)
+        loaded = _read_chat(name)
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return
-    _set_chat(LoadedChat(messages, titles.get(name, name), slot=name, sample=name))
+    _set_chat(LoadedChat.of(loaded, titles.get(name, name), slot=name, sample=name))
 
 
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     try:
         with st.spinner(f"Reading {visible_title(name)} ({size / 1024 / 1024:,.1f} MB)…"):
-            messages = load_source(data, name, conversation, limit_mb=upload_limit_mb())
+            loaded = load_source_file(data, name, conversation, limit_mb=upload_limit_mb())
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return False
-    _set_chat(LoadedChat(messages, name, slot=_next_slot(prefix)))
+    _set_chat(LoadedChat.of(loaded, name, slot=_next_slot(prefix)))
     return True
 
 
@@ -455,17 +488,19 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
     model = side.selectbox("Model / tokenizer", MODEL_CHOICES, key=MODEL, format_func=_model_label)
     side.caption(model_caption(CATALOG.get(model)))
     try:
-        counter = get_counter(model)
+        base = get_counter(model)
+        counter, tools = _request_counter(base, chat.tools)
     except CtxlabError as exc:
         st.error(str(exc))
         return None
     if not counter.is_exact:
         side.caption("Approximate counts: no public tokenizer for this family.")
-    counted = _count(counter, chat.messages)
+    counted = _count_request(base, tools.tokens, chat.messages)
     side.caption(
         f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
     )
+    _reading_warnings(chat.warnings)
     names = strategy_names()
     if st.session_state.get(STRATEGY) not in names:
         st.session_state[STRATEGY] = names[0]
@@ -480,7 +515,60 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
         )
         cls = get_strategy_class(picked)
         side.caption(cls.summary)
-    return Workspace(chat, model, counter, counted, cls)
+    return Workspace(chat, model, counter, counted, cls, tools)
+
+
+_TOOL_COUNTER = "ctx.tool_counter"
+
+
+def _request_counter(
+    counter: TokenCounter, tools: tuple[ToolDefinition, ...]
+) -> tuple[TokenCounter, ToolOverhead]:
+    """The counter whose requests include ``tools``, and the tools counted.
+
+    This is :func:`ctxlab.tool_overhead.with_tools`, made the same object on every rerun for the
+    same counter and tools (its counted-chat cache, and so every ``derived`` value, survives
+    reruns); ``counter`` itself when there are no tools (or they count as nothing).
+    """
+    if not tools:
+        return counter, NO_TOOLS
+    held = st.session_state.get(_TOOL_COUNTER)
+    if held is not None and held[0] is counter and held[1] is tools:
+        return held[2], held[3]
+    cost = tool_overhead(counter, tools)
+    wrapped = WithOverhead(counter, cost.tokens) if cost.tokens else counter
+    st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped, cost)
+    return wrapped, cost
+
+
+_TOOL_CHAT = "ctx.tool_chat"
+
+
+def _count_request(base: TokenCounter, overhead: int, messages: tuple[Message, ...]) -> CountedChat:
+    """The chat counted by ``base`` with ``overhead`` added to every request: the same object on
+    every rerun while ``base`` still holds the chat (the identity that the Replay cache and every
+    ``derived`` value key on), whatever else the pages counted since."""
+    inner = _count(base, messages)
+    if not overhead:
+        return inner
+    held = st.session_state.get(_TOOL_CHAT)
+    if held is not None and held[0] is inner and held[1] == overhead:
+        kept: CountedChat = held[2]
+        return kept
+    wrapped = inner.with_overhead(overhead)
+    st.session_state[_TOOL_CHAT] = (inner, overhead, wrapped)
+    return wrapped
+
+
+def _reading_warnings(warnings: tuple[str, ...]) -> None:
+    """What the file reader read leniently, under the chat's caption (escaped, one per line)."""
+    if not warnings:
+        return
+    from ctxlab.ui.text import visible
+
+    with st.sidebar.expander(f"{len(warnings):,} reading warning(s)", icon=":material/warning:"):
+        for warning in warnings:
+            st.caption(_MARKDOWN_SPECIAL.sub(r"\\\1", visible(warning)))
 
 
 def _upload_panel(samples: Mapping[str, str]) -> None:

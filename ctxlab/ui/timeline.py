@@ -10,6 +10,7 @@ import streamlit as st
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.insights import fact_retention
 from ctxlab.pricing import format_usd
+from ctxlab.provider_usage import UsageComparison, compare_usage
 from ctxlab.replay import Replay, replay
 from ctxlab.strategies import Decision, Strategy
 from ctxlab.ui import figures, insights_view
@@ -22,9 +23,12 @@ __all__ = [
     "FACTS_BY_DEFAULT_UP_TO",
     "compaction_retention_frame",
     "render_cache",
+    "render_provider_usage",
     "render_replay",
     "run_replay",
     "summary_cost",
+    "usage_explanation",
+    "usage_frame",
 ]
 
 CACHE_EXPLANATION = (
@@ -40,6 +44,78 @@ CACHE_EXPLANATION = (
 
 FACTS_BY_DEFAULT_UP_TO = 2_000
 """Chats up to this many messages show fact retention on the Replay page without asking."""
+
+
+def usage_explanation(comparison: UsageComparison) -> str:
+    """What the gap between billed and counted is made of, in numbers (Markdown, no chat text).
+
+    At the last call, the difference is the hidden fixed part (the difference at the first call,
+    paid on every call) plus what grew with the chat (``difference - hidden fixed``, the
+    tokenizer mismatch: the provider counts ``tokenizer_ratio`` tokens per token ctxlab counts).
+    The sentence says which of the two is the larger share of the last call's difference.
+    """
+    calls = comparison.calls
+    if not calls or comparison.hidden_fixed is None:
+        return "The transcript records no usage for these messages."
+    hidden = comparison.hidden_fixed
+    last = calls[-1]
+    text = (
+        f"Hidden fixed part: **{hidden:+,}** tokens per call (the difference at the first call: "
+        "a system prompt, tool schemas or other text the transcript does not show)."
+    )
+    if comparison.tokenizer_ratio is None:
+        return text + " One call only, so a tokenizer mismatch cannot be told apart from it."
+    grown = last.difference - hidden
+    text += (
+        f" Tokenizer ratio: **{comparison.tokenizer_ratio:.2f}** billed tokens per token ctxlab "
+        f"counts as the chat grows (1.00 = same tokenizer), which adds **{grown:+,}** tokens by "
+        f"the last call. Of the last call's difference of **{last.difference:+,}** tokens, "
+    )
+    if abs(hidden) >= abs(grown):
+        return text + "the hidden fixed part explains most."
+    return text + "the tokenizer mismatch explains most."
+
+
+def usage_frame(comparison: UsageComparison) -> pd.DataFrame:
+    """One row per recorded call: billed, counted, difference and the provider's cache split."""
+    return pd.DataFrame(
+        [
+            {
+                "call": n,
+                "message": c.index,
+                "billed prompt": c.billed_prompt,
+                "counted by ctxlab": c.counted_prompt,
+                "difference": c.difference,
+                "cache read": c.cache_read_input_tokens,
+                "cache write": c.cache_creation_input_tokens,
+                "output": c.output_tokens,
+            }
+            for n, c in enumerate(comparison.calls, start=1)
+        ]
+    )
+
+
+def render_provider_usage(ws: Workspace) -> None:
+    """Where the transcript recorded what the provider billed: each call beside ctxlab's count
+    of the same request (the chat's tool definitions included), as a chart, a sentence saying
+    what the gap is made of, and a table. Draws nothing when no usage was recorded."""
+    if not ws.chat.usage:
+        return
+    comparison = compare_usage(ws.chat.messages, ws.chat.usage, ws.counter)
+    st.subheader(figures.USAGE_TITLE)
+    if not comparison.calls:
+        st.info("The transcript records usage, but for none of the messages of this chat.")
+        return
+    st.plotly_chart(
+        figures.usage_comparison_figure(comparison), key="replay-usage", width="stretch"
+    )
+    st.caption(usage_explanation(comparison))
+    if comparison.unmatched:
+        st.caption(
+            f"{len(comparison.unmatched):,} recorded calls belong to messages not in this chat."
+        )
+    with st.expander("Billed and counted, per call"):
+        st.dataframe(usage_frame(comparison), hide_index=True, width="stretch")
 
 
 def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay | None:
@@ -260,6 +336,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             if context.replace or strategy.uses_summarizer
             else functools.partial(strategy.explain_round, prefix, context),
             window=ws.model_info,
+            overhead=ws.tools.tokens,
+            overhead_parts=ws.tools.per_tool,
         ),
         key="replay-map",
         width="stretch",
