@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-from browser_support import EXCEPTION, metric_value, open_app, rerun_after, wait_for_app
+from browser_support import EXCEPTION, choose, metric_value, open_app, rerun_after, wait_for_app
 from playwright.sync_api import Page, expect
 
 PAGES = ("Compare", "Replay", "Tune", "Learn", "Fleet", "Playground")
@@ -80,3 +80,17 @@ def test_no_deploy_button_and_people_names_for_pages(streamlit_server: str, page
     assert [n.split("\n")[-1].strip() for n in names] == list(("Playground", *PAGES[:-1]))
     expect(page.get_by_role("button", name="Deploy")).to_have_count(0)
     assert page.title() == "Playground"
+
+
+def test_the_decision_filter_shows_every_decision_after_a_strategy_switch(
+    streamlit_server: str, page: Page
+) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    table_filter = page.locator("[data-testid='stMultiSelect']").filter(has_text="Show decisions")
+    remove = table_filter.get_by_role("button", name="Remove dropped")
+    rerun_after(page, remove.first.click)
+    expect(page.get_by_text("of 156 messages").first).not_to_have_text("156 of 156 messages")
+    choose(page, "Strategy", "Summarize (compaction)")
+    expect(page.get_by_text("156 of 156 messages").first).to_be_visible()
+    for decision in ("kept", "summarized", "pinned"):
+        expect(table_filter.get_by_role("button", name=f"Remove {decision}").first).to_be_attached()

@@ -17,10 +17,12 @@ import pytest
 from browser_support import EXCEPTION, open_app
 from playwright.sync_api import Page, expect
 
-from ctxlab.samples import generate_large_chat
+from ctxlab.samples import ensure_large_chat, generate_large_chat
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "folder_agent_chat"
+LARGE = "agent_100k"
+"""The project's own 100,000-message chat (about 100 MB: over any sane upload, hence the folder)."""
 
 
 def _free_port() -> int:
@@ -42,6 +44,7 @@ def chats_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("chats")
     messages = generate_large_chat(300, seed=7)
     (folder / f"{NAME}.json").write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    ensure_large_chat(folder / f"{LARGE}.json", 100_000, seed=100_000)
     return folder
 
 
@@ -103,3 +106,23 @@ def test_a_path_in_the_url_never_opens_a_file(folder_server: str, page: Page) ->
     open_app(page, folder_server, query="chat=../pyproject&strategy=window-drop")
     expect(page.locator(EXCEPTION)).to_have_count(0)
     assert "chat=..%2Fpyproject" not in page.url and "chat=../pyproject" not in page.url
+
+
+def test_the_100k_chat_opens_from_the_folder_and_its_round_map_zooms_on_the_sent_end(
+    folder_server: str, chats_folder: Path, page: Page
+) -> None:
+    from browser_support import metric_value
+
+    raw = json.loads((chats_folder / f"{LARGE}.json").read_bytes())
+    messages = raw["messages"] if isinstance(raw, dict) else raw
+    open_app(page, folder_server, query=f"chat={LARGE}&model=gpt-4o&strategy=window-drop")
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    expect(sidebar.get_by_text(f"{len(messages):,} messages", exact=False).first).to_be_visible()
+    # the default budget is a share of gpt-4o's window, not of a 30M-token chat
+    sent = int(metric_value(page, "Tokens sent").replace(",", ""))
+    assert 0 < sent <= 128_000
+    expect(page.get_by_text("Zoom on the newest end", exact=False).first).to_be_visible()
+    expect(
+        page.get_by_text("Fits gpt-4o's 128,000-token window", exact=False).first
+    ).to_be_visible()
