@@ -6,10 +6,83 @@ Import them in a browser test with ``from browser_support import open_app, wait_
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
+
+REPO = Path(__file__).resolve().parents[2]
+SERVER_START_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
+            return bool(response.status == 200 and response.read().strip() == b"ok")
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def serve_app(log_path: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free local port, its output in ``log_path``, with ``env``
+    added to this process's environment; yields the base URL once healthy, stops it after."""
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless=true",
+        "--server.address=127.0.0.1",
+        f"--server.port={port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+    ]
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    with log_path.open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=full_env
+        )
+        try:
+            deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+            while not healthy(base_url):
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        f"streamlit exited with {process.returncode} before it was healthy; "
+                        f"see {log_path}"
+                    )
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"streamlit was not healthy after {SERVER_START_TIMEOUT_S:.0f} s; "
+                        f"see {log_path}"
+                    )
+                time.sleep(0.2)
+            yield base_url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
 
 APP_IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 """The app element once Streamlit has finished running the script."""

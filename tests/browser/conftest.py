@@ -8,18 +8,12 @@ what the app logged; a failing test leaves a screenshot in ``test-artifacts/``.
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_support import serve_app
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -33,7 +27,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SERVER_START_TIMEOUT_S = 60.0
 HERE = Path(__file__).resolve().parent
 
 
@@ -58,20 +51,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(base_url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base_url}/_stcore/health", timeout=2) as response:
-            return bool(response.status == 200 and response.read().strip() == b"ok")
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="session")
 def streamlit_log() -> Path:
     """The file that receives the test server's stdout and stderr."""
@@ -84,45 +63,8 @@ def streamlit_server(streamlit_log: Path) -> Iterator[str]:
     """Run ``streamlit run app.py`` on a free local port; yield its base URL."""
     if not (REPO / "app.py").exists():
         pytest.skip("app.py does not exist yet")
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless=true",
-        "--server.address=127.0.0.1",
-        f"--server.port={port}",
-        "--browser.gatherUsageStats=false",
-        "--server.fileWatcherType=none",
-    ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with streamlit_log.open("w", encoding="utf-8") as log:
-        process = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
-        try:
-            deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-            while not _healthy(base_url):
-                if process.poll() is not None:
-                    raise RuntimeError(
-                        f"streamlit exited with {process.returncode} before it was healthy; "
-                        f"see {streamlit_log}"
-                    )
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"streamlit was not healthy after {SERVER_START_TIMEOUT_S:.0f} s; "
-                        f"see {streamlit_log}"
-                    )
-                time.sleep(0.2)
-            yield base_url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+    with serve_app(streamlit_log) as base_url:
+        yield base_url
 
 
 @pytest.fixture(scope="session")

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import EXCEPTION, open_app
+from browser_support import EXCEPTION, open_app, serve_app
 from playwright.sync_api import Page, expect
 
 from ctxlab.samples import ensure_large_chat, generate_large_chat
@@ -23,20 +16,6 @@ REPO = Path(__file__).resolve().parents[2]
 NAME = "folder_agent_chat"
 LARGE = "agent_100k"
 """The project's own 100,000-message chat (about 100 MB: over any sane upload, hence the folder)."""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -51,43 +30,8 @@ def chats_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def folder_server(chats_folder: Path) -> Iterator[str]:
     """A server of its own, started with CTXLAB_CHATS_DIR pointing at the test's folder."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CTXLAB_CHATS_DIR": str(chats_folder)}
-    log = chats_folder / "server.log"
-    with log.open("w", encoding="utf-8") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless=true",
-                "--server.address=127.0.0.1",
-                f"--server.port={port}",
-                "--browser.gatherUsageStats=false",
-                "--server.fileWatcherType=none",
-            ],
-            cwd=REPO,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while not _healthy(url):
-                assert process.poll() is None, log.read_text(encoding="utf-8")
-                assert time.monotonic() < deadline, "server not healthy after 60 s"
-                time.sleep(0.2)
-            yield url
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+    with serve_app(chats_folder / "server.log", {"CTXLAB_CHATS_DIR": str(chats_folder)}) as url:
+        yield url
 
 
 def test_a_chat_of_the_folder_opens_by_name(
