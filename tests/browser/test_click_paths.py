@@ -94,3 +94,23 @@ def test_the_decision_filter_shows_every_decision_after_a_strategy_switch(
     expect(page.get_by_text("156 of 156 messages").first).to_be_visible()
     for decision in ("kept", "summarized", "pinned"):
         expect(table_filter.get_by_role("button", name=f"Remove {decision}").first).to_be_attached()
+
+
+def test_a_clicked_tune_recommends_what_the_same_link_recommends(
+    streamlit_server: str, page: Page
+) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    keep_system_toggle(page)
+    go_to(page, "Replay")
+    go_to(page, "Tune")
+    alert = "[data-testid='stAlertContainer']"
+    clicked = page.locator(alert).filter(has_text="window").first.inner_text()
+    link = page.url
+    assert "/Tune?" in link and "keep_system=true" in link
+    fresh = page.context.new_page()
+    try:
+        fresh.goto(link, wait_until="domcontentloaded")
+        wait_for_app(fresh)
+        assert fresh.locator(alert).filter(has_text="window").first.inner_text() == clicked
+    finally:
+        fresh.close()
