@@ -71,6 +71,7 @@ for i, col in enumerate(st.columns(count)):
             key=f"cmp{i}.map",
             x_range=shared_axis,
             strategy=strategy,
+            budget=render.budget_of(strategy),
             window=ws.model_info,
             tools=ws.tools,
         )
