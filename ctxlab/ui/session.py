@@ -440,7 +440,7 @@ def model_caption(info: ModelInfo | None) -> str:
     )
 
 
-def sidebar(*, with_strategy: bool = True) -> Workspace | None:
+def sidebar() -> Workspace | None:
     """Draw the shared sidebar (chat source, model, strategy) and return the workspace.
 
     Returns None only when no chat could be loaded at all (an error is shown).
@@ -504,17 +504,15 @@ def sidebar(*, with_strategy: bool = True) -> Workspace | None:
     names = strategy_names()
     if st.session_state.get(STRATEGY) not in names:
         st.session_state[STRATEGY] = names[0]
-    cls = get_strategy_class(str(st.session_state[STRATEGY]))
-    if with_strategy:
-        side.header("Strategy")
-        picked = side.selectbox(
-            "Strategy",
-            names,
-            key=STRATEGY,
-            format_func=lambda n: get_strategy_class(n).title,
-        )
-        cls = get_strategy_class(picked)
-        side.caption(cls.summary)
+    side.header("Strategy")
+    picked = side.selectbox(
+        "Strategy",
+        names,
+        key=STRATEGY,
+        format_func=lambda n: get_strategy_class(n).title,
+    )
+    cls = get_strategy_class(picked)
+    side.caption(cls.summary)
     return Workspace(chat, model, counter, counted, cls, tools)
 
 
