@@ -32,14 +32,18 @@ def chat_and_budget(draw: st.DrawFn) -> tuple[tuple[Message, ...], int]:
     return chat, draw(budgets(get_counter("gpt-4o").count_messages(chat)))
 
 
+TWO_ROUNDS = (
+    system("be brief", "s"),
+    user("first question " * 20, "u1"),
+    assistant("first answer " * 20, "a1"),
+    user("second", "u2"),
+    assistant("second answer", "a2"),
+)
+"""A system prompt, a long first round and a short second one."""
+
+
 def test_known_answer_drops_the_oldest_round(counter: TokenCounter) -> None:
-    chat = (
-        system("be brief", "s"),
-        user("first question " * 20, "u1"),
-        assistant("first answer " * 20, "a1"),
-        user("second", "u2"),
-        assistant("second answer", "a2"),
-    )
+    chat = TWO_ROUNDS
     budget = counter.count_messages(chat[3:])
     result = WindowDrop(budget).apply(chat, counter)
     assert [m.id for m in result.messages] == ["u2", "a2"]
@@ -144,13 +148,7 @@ def test_keep_system_changes_only_the_system_prompt_decision(counter: TokenCount
 
 
 def test_every_round_says_why_with_the_numbers_that_decided(counter: TokenCounter) -> None:
-    chat = (
-        system("be brief", "s"),
-        user("first question " * 20, "u1"),
-        assistant("first answer " * 20, "a1"),
-        user("second", "u2"),
-        assistant("second answer", "a2"),
-    )
+    chat = TWO_ROUNDS
     budget = counter.count_messages(chat[3:])
     strategy = WindowDrop(budget)
     result = strategy.apply(chat, counter)
