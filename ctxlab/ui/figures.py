@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.provider_usage import UsageComparison
+from ctxlab.replay import Replay
 from ctxlab.strategies.base import Decision
 from ctxlab.ui.text import hover_safe
 
@@ -38,6 +39,7 @@ __all__ = [
     "round_blocks",
     "round_map_figure",
     "sample_points",
+    "session_cost_figure",
     "usage_comparison_figure",
     "zoom_rounds",
 ]
@@ -556,6 +558,30 @@ BILLED_COLOURS: Mapping[str, str] = {
     "billed: cache read": "#1565c0",
     "billed: cache write": "#ef6c00",
 }
+
+
+def session_cost_figure(rep: Replay) -> go.Figure | None:
+    """:func:`replay_cost_figure` of a replay: trimmed and untrimmed, each with the prompt
+    cache where known; None when the model has no price."""
+    if rep.total_cost is None or not rep.rows:
+        return None
+    rows = rep.rows
+
+    def series(values: list[float | None], known: bool) -> list[float] | None:
+        return [v or 0.0 for v in values] if known else None
+
+    return replay_cost_figure(
+        [r.turn for r in rows],
+        [r.cumulative_cost or 0.0 for r in rows],
+        [r.cumulative_cost_untrimmed or 0.0 for r in rows],
+        cached=series(
+            [r.cumulative_cost_with_cache for r in rows], rep.total_cost_with_cache is not None
+        ),
+        untrimmed_cached=series(
+            [r.cumulative_cost_untrimmed_with_cache for r in rows],
+            rep.total_cost_untrimmed_with_cache is not None,
+        ),
+    )
 
 
 def usage_comparison_figure(comparison: UsageComparison, *, height: int = 380) -> go.Figure:

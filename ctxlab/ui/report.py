@@ -406,23 +406,16 @@ def replay_report(
         ("Cumulative cost (trimmed)", format_usd(rep.total_cost)),
         ("Cumulative cost (untrimmed)", format_usd(rep.total_cost_untrimmed)),
         ("Cumulative cost with prompt cache", format_usd(rep.total_cost_with_cache)),
+        (
+            "Cumulative cost (untrimmed, with prompt cache)",
+            format_usd(rep.total_cost_untrimmed_with_cache),
+        ),
     )
     rows = rep.rows_as_dicts()
     figs = [figures.replay_tokens_figure(rows, budget)]
-    if rep.total_cost is not None and rep.rows:
-        with_cache = (
-            [r.cumulative_cost_with_cache or 0.0 for r in rep.rows]
-            if rep.total_cost_with_cache is not None
-            else None
-        )
-        figs.append(
-            figures.replay_cost_figure(
-                [r.turn for r in rep.rows],
-                [r.cumulative_cost or 0.0 for r in rep.rows],
-                [r.cumulative_cost_untrimmed or 0.0 for r in rep.rows],
-                cached=with_cache,
-            )
-        )
+    cost_figure = figures.session_cost_figure(rep)
+    if cost_figure is not None:
+        figs.append(cost_figure)
     frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame()
     keep = [
         c

@@ -272,30 +272,9 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         key="replay-tokens",
         width="stretch",
     )
-    costs = [r.cumulative_cost or 0.0 for r in rep.rows]
-    untrimmed = [r.cumulative_cost_untrimmed or 0.0 for r in rep.rows]
-    if rep.total_cost is not None:
-        with_cache = (
-            [r.cumulative_cost_with_cache or 0.0 for r in rep.rows]
-            if rep.total_cost_with_cache is not None
-            else None
-        )
-        untrimmed_cached = (
-            [r.cumulative_cost_untrimmed_with_cache or 0.0 for r in rep.rows]
-            if rep.total_cost_untrimmed_with_cache is not None
-            else None
-        )
-        st.plotly_chart(
-            figures.replay_cost_figure(
-                [r.turn for r in rep.rows],
-                costs,
-                untrimmed,
-                cached=with_cache,
-                untrimmed_cached=untrimmed_cached,
-            ),
-            key="replay-cost",
-            width="stretch",
-        )
+    cost_figure = figures.session_cost_figure(rep)
+    if cost_figure is not None:
+        st.plotly_chart(cost_figure, key="replay-cost", width="stretch")
     render_cache(rep)
     if rep.compactions:
         st.subheader("Compactions")
