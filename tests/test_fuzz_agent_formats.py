@@ -35,6 +35,7 @@ FILES: dict[str, str] = {
     "llama_factory/glaive_toolcall_first3.json": "sharegpt",
     "llama_factory/reason_tool_use_first3.jsonl": "finetune-jsonl",
     "claude_ai_export/conversations.json": "claude-ai-export",
+    "claude_ai_export/artifacts.json": "claude-ai-export",
 }
 KEYS = st.sampled_from(
     [

@@ -5,7 +5,11 @@ has ``sender`` (``human`` / ``assistant``), ``text`` and, in newer exports, ``co
 plus ``attachments`` (with the ``extracted_content`` the model read) and ``files``.
 
 * Edited or retried turns make the messages a tree: the current branch is read, from
-  ``current_leaf_message_uuid`` up the ``parent_message_uuid`` links (file order without them).
+  ``current_leaf_message_uuid`` up the ``parent_message_uuid`` links.
+* Without such links (the 2024 exports: ``text`` only, no ``content`` blocks), messages are read
+  in ``created_at`` order, file order among equal times: real exports list them out of order
+  (a later exchange can come first), which a warning reports. When a time is missing or
+  unreadable, file order is kept.
 * ``content`` blocks are read when present, else ``text``. claude.ai runs its tools itself, so
   one assistant message holds ``tool_use`` *and* ``tool_result`` blocks: it is split at each
   result into assistant message, tool message, assistant message..., in order, so calls and
@@ -22,6 +26,7 @@ plus ``attachments`` (with the ``extracted_content`` the model read) and ``files
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from ctxlab.formats._common import (
@@ -111,13 +116,12 @@ def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, 
     return out
 
 
-def _branch(messages: list[Any], leaf: object) -> list[int]:
+def _branch(messages: list[Any], leaf: object) -> list[int] | None:
     """Indices of the current branch: from ``current_leaf_message_uuid`` up the
-    ``parent_message_uuid`` links, root first; every message in file order when the export
-    has no such links (or they do not lead anywhere)."""
-    everything = list(range(len(messages)))
+    ``parent_message_uuid`` links, root first; None when the export has no such links (or they
+    do not lead anywhere)."""
     if not isinstance(leaf, str):
-        return everything
+        return None
     index = {
         m["uuid"]: i
         for i, m in enumerate(messages)
@@ -131,7 +135,31 @@ def _branch(messages: list[Any], leaf: object) -> list[int]:
         i = index[current]
         chain.append(i)
         current = messages[i].get("parent_message_uuid")
-    return chain[::-1] if chain else everything
+    return chain[::-1] or None
+
+
+def _created(message: object) -> datetime | None:
+    """A message's ``created_at`` as an aware time (naive ones taken as UTC), else None."""
+    stamp = message.get("created_at") if isinstance(message, dict) else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        value = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _time_order(messages: list[Any]) -> tuple[list[int], bool]:
+    """Indices in ``created_at`` order (stable), and whether that differs from file order;
+    file order when any time is missing or unreadable."""
+    stamps = [_created(m) for m in messages]
+    everything = list(range(len(messages)))
+    known = [s for s in stamps if s is not None]
+    if len(known) != len(stamps):
+        return everything, False
+    order = sorted(everything, key=known.__getitem__)
+    return order, order != everything
 
 
 def _load(value: object, conversation: int | str | None) -> LoadedChat:
@@ -146,7 +174,16 @@ def _load(value: object, conversation: int | str | None) -> LoadedChat:
         _fail(f"{where}.chat_messages", f"expected a list of messages, got {_got(messages)}")
     api: list[dict[str, Any]] = []
     paths: list[str] = []
-    for i in _branch(messages, conv.get("current_leaf_message_uuid")):
+    notes: tuple[str, ...] = ()
+    order = _branch(messages, conv.get("current_leaf_message_uuid"))
+    if order is None:
+        order, moved = _time_order(messages)
+        if moved:
+            notes = (
+                f"{where}.chat_messages: the export lists these messages out of order; "
+                "they are read in created_at order",
+            )
+    for i in order:
         message = messages[i]
         here = f"{where}.chat_messages[{i}]"
         if not isinstance(message, dict):
@@ -165,7 +202,7 @@ def _load(value: object, conversation: int | str | None) -> LoadedChat:
     read = _read_messages(api, lambda j: paths[j], trusted=False, unknown=unknown)
     return LoadedChat(
         _pair_by_order(read, "claude-ai-call-"),
-        warnings=_unknown_warnings(unknown),
+        warnings=notes + _unknown_warnings(unknown),
         format="claude-ai-export",
     )
 
