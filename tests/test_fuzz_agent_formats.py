@@ -24,6 +24,7 @@ FILES: dict[str, str] = {
     "claude_code/summary_session.jsonl": "claude-code",
     "claude_code/project/94604a7b-062f-4369-bdf0-da948381c3e5.jsonl": "claude-code",
     "claude_code/sidechain.jsonl": "claude-code",
+    "claude_code/thinking_session.jsonl": "claude-code",
     "codex/turn_two.jsonl": "codex",
     "responses/tool_output_request.json": "responses",
     "responses/reasoning_response.json": "responses",
