@@ -26,6 +26,8 @@ FILES: dict[str, str] = {
     "claude_code/sidechain.jsonl": "claude-code",
     "claude_code/thinking_session.jsonl": "claude-code",
     "codex/turn_two.jsonl": "codex",
+    "codex/turn_two_compacted.jsonl": "codex",
+    "codex/turn_two_replaced.jsonl": "codex",
     "responses/tool_output_request.json": "responses",
     "responses/reasoning_response.json": "responses",
     "gemini/tool_output_request.json": "gemini",
