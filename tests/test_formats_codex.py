@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.formats import detect_format, list_conversations, load_chat, load_chat_file
@@ -204,7 +206,7 @@ def test_the_whole_rollout_is_its_own_conversation_with_the_summary_inline() -> 
     convs = list_conversations(path)
     assert [cid for cid, _ in convs] == ["context", "full"]
     assert list_conversations(TWO) == [
-        ("0", convs[0][1].removesuffix(" (context after the last compaction)"))
+        ("0", convs[0][1].removesuffix(" (what the model saw last)"))
     ]
     full = load_chat_file(path, conversation="full")
     original = load_chat_file(TWO)
@@ -265,3 +267,61 @@ def test_a_bad_compacted_line_names_its_place(tmp_path: Path) -> None:
     with pytest.raises(ChatFormatError) as err:
         load_chat(path)
     assert "line 16, $.payload.replacement_history" in (err.value.where or "")
+
+
+def test_a_rollback_drops_the_last_turns_as_codex_does(tmp_path: Path) -> None:
+    """Documented edit: a ``thread_rolled_back`` event (one turn) appended to the real
+    two-turn rollout. Codex cuts the history at the last real user message."""
+    event = {"type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}}
+    path = tmp_path / "rolled_back.jsonl"
+    path.write_text(TWO.read_text() + json.dumps(event) + "\n")
+    lines = raw(TWO)
+    items = [d["payload"] for d in lines if d["type"] == "response_item"]
+    last_user = max(
+        k
+        for k, i in enumerate(items)
+        if i.get("role") == "user" and not user_texts(i).startswith("<environment_context>")
+    )
+    kept = items[:last_user]
+    loaded = load_chat_file(path)
+    assert [m.content for m in loaded.messages if m.role is Role.USER] == [
+        user_texts(i) for i in kept if i.get("role") == "user"
+    ]
+    assert [m.content for m in loaded.messages if m.role is Role.ASSISTANT] == [
+        user_texts(i) for i in kept if i.get("role") == "assistant"
+    ]
+    gone = len(items) - len(kept)
+    assert loaded.warnings == (
+        f"line {len(lines) + 1}: the user rolled back 1 turn; their {gone} items are left out "
+        "(conversation 'full' has the whole rollout)",
+    )
+    assert [m.content for m in load_chat(path, conversation="full")] == [
+        m.content for m in load_chat(TWO)
+    ]
+    bad = {"type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": "x"}}
+    path.write_text(TWO.read_text() + json.dumps(bad) + "\n")
+    with pytest.raises(ChatFormatError) as err:
+        load_chat(path)
+    assert err.value.where == f"{path.name}: line {len(lines) + 1}, $.payload.num_turns"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(
+        st.integers(-3, 40),
+        st.none(),
+        st.booleans(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=3),
+    )
+)
+def test_any_rollback_count_loads_or_names_the_place(turns: Any) -> None:
+    event = {"type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": turns}}
+    data = (COMPACTED.read_text() + json.dumps(event) + "\n").encode()
+    try:
+        loaded = load_chat_file(data, name="r.jsonl")
+    except ChatFormatError as exc:
+        assert exc.where == f"r.jsonl: line {len(raw(COMPACTED)) + 1}, $.payload.num_turns"
+        return
+    assert isinstance(turns, int) and turns >= 0
+    assert len(loaded.messages) <= len(load_chat(COMPACTED))

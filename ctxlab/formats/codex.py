@@ -15,11 +15,16 @@ Each line is ``{"timestamp", "type", "payload"}``:
   (``agent_message``, ``agent_reasoning``) or are bookkeeping, and are not read;
 * ``compacted``: Codex replaced the model's history here (``/compact``, or automatically near
   the context window); see below;
+* an ``event_msg`` of type ``thread_rolled_back`` (the user went back ``num_turns`` turns):
+  the history loses its last ``num_turns`` user turns, as in Codex's replay
+  (``drop_last_n_user_turns``); the turns stay in ``full``;
 * ``turn_context`` and other line types are bookkeeping and are not read.
 
 **Compaction.** The rule is Codex's own replay of a rollout (openai/codex,
-``codex-rs/core/src/compact.rs``, ``build_compacted_history``, and the rollout replay that
-applies ``RolloutItem::Compacted``): at a ``compacted`` line the history *becomes*
+``codex-rs/core/src/compact.rs`` at 0100b103625752f6a10c21b79a8c423761dc4c6a:
+``build_compacted_history``, ``collect_user_messages``; and the replay in ``codex-rs/core``,
+``reconstruct_history_from_rollout`` / ``replay_rollout_response_items``, which applies
+``RolloutItem::Compacted``): at a ``compacted`` line the history *becomes*
 
 * its ``replacement_history`` items, when the line has them (remote compaction); else
 * the initial context (the items before the first user turn), then the most recent real user
@@ -31,10 +36,10 @@ applies ``RolloutItem::Compacted``): at a ``compacted`` line the history *become
   ``<user_instructions>``, AGENTS.md instructions, ...).
 
 Items before it are no longer sent. The default conversation (``context``) is therefore what
-the model saw after the last compaction, with a warning saying how many items were left out;
-``full`` is the whole rollout in file order with each summary inline. The summary message is
-flagged ``codex_compaction_summary`` in ``extra``. A rollout without a compaction is one
-conversation, as before.
+the model saw after the last compaction (and rollbacks), with a warning saying how many items
+were left out; ``full`` is the whole rollout in file order with each summary inline. The
+summary message is flagged ``codex_compaction_summary`` in ``extra``. A rollout without a
+compaction or rollback is one conversation, as before.
 
 **Billing.** A ``token_count`` is recorded only once the model has answered since the last
 ``turn_context`` (written before every turn and every compaction) or ``compacted`` line: the
@@ -108,9 +113,8 @@ class _Rollout:
     lead: Message | None
     context: tuple[_Op, ...]
     full: tuple[_Op, ...]
-    compactions: tuple[tuple[int, int], ...]  # (line, items left out there)
     warnings: tuple[str, ...]  # about the file (a cut-off last line)
-    note: str  # about the compactions ("" without one)
+    notes: tuple[str, ...]  # what the context leaves out: compactions, rollbacks
 
 
 def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:
@@ -123,10 +127,11 @@ def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:
     return Message(Role.SYSTEM, text, "base_instructions")
 
 
-def _user_text(op: _Op) -> str | None:
-    """The text of a real user message item (Codex's user turn), else None."""
+def _user_text(op: _Op, summaries: bool = False) -> str | None:
+    """The text of a real user message item, else None; a compaction summary counts only
+    with ``summaries`` (it starts a user turn for Codex, but is no user message to keep)."""
     item = op.value
-    if op.kind != "item" or op.summary or not isinstance(item, dict):
+    if op.kind != "item" or (op.summary and not summaries) or not isinstance(item, dict):
         return None
     if item.get("type", "message") != "message" or item.get("role") != "user":
         return None
@@ -173,7 +178,9 @@ def _rebuilt(history: list[_Op], summary: _Op) -> tuple[list[_Op], int]:
     """Codex's ``build_compacted_history`` over ``history`` (see the module docstring), and
     how many items of ``history`` it carries over whole (initial context, uncut messages)."""
     texts = [t for op in history if (t := _user_text(op)) is not None]
-    first = next((k for k, op in enumerate(history) if _user_text(op) is not None), len(history))
+    first = next(
+        (k for k, op in enumerate(history) if _user_text(op, True) is not None), len(history)
+    )
     chosen: list[str] = []
     whole = 0
     remaining = USER_MESSAGES_MAX_TOKENS
@@ -217,6 +224,16 @@ def _compaction(payload: object, n: int, history: list[_Op]) -> tuple[list[_Op],
     return new, inline, 0
 
 
+def _rolled_back(history: list[_Op], turns: int) -> list[_Op]:
+    """``history`` without its last ``turns`` user turns (Codex's ``drop_last_n_user_turns``:
+    everything from the ``turns``-th last real user message on; from the first one when there
+    are fewer)."""
+    starts = [k for k, op in enumerate(history) if _user_text(op, True) is not None]
+    if turns == 0 or not starts:
+        return history
+    return history[: starts[max(len(starts) - turns, 0)]]
+
+
 def _produces_output(item: object) -> bool:
     """An item the model wrote (a new response has started)."""
     if not isinstance(item, dict):
@@ -229,6 +246,7 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
     context: list[_Op] = []
     full: list[_Op] = []
     compactions: list[tuple[int, int]] = []
+    notes: list[str] = []  # rollbacks, in file order
     user_recorded = False  # a user item (or event) already stands for the current turn
     answered = False  # a response since the last turn_context or compacted line
     for n, line in lines:
@@ -260,6 +278,23 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
             ):
                 op = _user_item(payload["message"], f"{where}, $.payload")
                 user_recorded = True
+            elif event == "thread_rolled_back":
+                turns = payload.get("num_turns")
+                if not isinstance(turns, int) or isinstance(turns, bool) or turns < 0:
+                    number = isinstance(turns, int | float) and not isinstance(turns, bool)
+                    got = repr(turns) if number else _kind(turns)
+                    _fail(
+                        f"{where}, $.payload.num_turns",
+                        f"expected a whole number of turns (0 or more), got {got}",
+                    )
+                kept = _rolled_back(context, turns)
+                gone = sum(op.kind == "item" for op in context[len(kept) :])
+                notes.append(
+                    f"{where}: the user rolled back {turns} turn{'' if turns == 1 else 's'}; "
+                    f"their {gone} items are left out (conversation 'full' has the whole "
+                    "rollout)"
+                )
+                context, user_recorded = kept, False
         elif kind == "compacted":
             before = sum(op.kind == "item" for op in context)
             context, inline, carried = _compaction(payload, n, context)
@@ -270,17 +305,17 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
         if op is not None:
             context.append(op)
             full.append(op)
-    note = ""
     if compactions:
         last, _ = compactions[-1]
         left = sum(k for _, k in compactions)
         times = "once" if len(compactions) == 1 else f"{len(compactions)} times"
-        note = (
+        notes.insert(
+            0,
             f"line {last}: Codex compacted the history {times}; the conversation is what the "
             f"model saw after the last compaction ({left} earlier items left out; "
-            "conversation 'full' has the whole rollout)"
+            "conversation 'full' has the whole rollout)",
         )
-    return _Rollout(lead, tuple(context), tuple(full), tuple(compactions), warnings, note)
+    return _Rollout(lead, tuple(context), tuple(full), warnings, tuple(notes))
 
 
 def _messages(rollout: _Rollout, ops: tuple[_Op, ...], notes: tuple[str, ...]) -> LoadedChat:
@@ -309,11 +344,11 @@ def _title_of(rollout: _Rollout) -> str:
 
 def _labels(rollout: _Rollout) -> list[tuple[str, str]]:
     title = _title_of(rollout)
-    if not rollout.compactions:
+    if not rollout.notes:
         return [("0", title)]
     return [
-        ("context", f"{title} (context after the last compaction)"),
-        ("full", f"{title} (whole rollout, compactions inline)"),
+        ("context", f"{title} (what the model saw last)"),
+        ("full", f"{title} (the whole rollout)"),
     ]
 
 
@@ -337,8 +372,7 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
     k = _pick_conversation(options.conversation, len(labels), labels)
     if k == 1:
         return _messages(rollout, rollout.full, rollout.warnings)
-    note = (rollout.note,) if rollout.note else ()
-    return _messages(rollout, rollout.context, rollout.warnings + note)
+    return _messages(rollout, rollout.context, rollout.warnings + rollout.notes)
 
 
 def conversations(doc: Document) -> list[tuple[str, str]]:
