@@ -386,3 +386,4 @@ def test_a_retried_response_is_an_abandoned_branch(tmp_path: Path) -> None:
     )
     branch = load_chat(edited, conversation="rewind-1")
     assert branch[-1].id == "msg_retried"
+    assert list_conversations(edited)[1] == ("rewind-1", f"abandoned response (line {k + 1})")

@@ -4,9 +4,10 @@ Every record of a session has a ``uuid`` and a ``parentUuid``, so the file is a 
 (Esc Esc, editing an earlier prompt) or a retried response adds a second child to an earlier
 record and Claude Code goes on from there; the file keeps both branches, the abandoned one
 first (Claude Code only appends). What the model saw at the end is the chain from the last
-message record written back to the root, the way Claude Code rebuilds a conversation on resume
-(walk ``parentUuid`` up from the leaf; the format is described, e.g., in microsoft/amplifier
-``ai_working/claude_code_logging/session_format_specification.md``, "Abandoned branches").
+message record written back to the root (``parentUuid`` walked up from the leaf; the abandoned
+branch is the earlier one at a fork, as described in microsoft/amplifier
+``ai_working/claude_code_logging/session_format_specification.md``, "Abandoned Branch
+Detection", and as the real rewound session in ctxlab's test fixtures shows).
 
 Three things hang off that chain without being on it, and belong to it:
 

@@ -195,9 +195,9 @@ def _without_rewinds(thread: _Thread) -> list[_Thread]:
     )
     out = [dataclasses.replace(thread, records=split.active, note=note)]
     for cid, records, first in zip(ids, split.abandoned, split.forks, strict=True):
-        branch = [(n, d) for n, d in records if n >= first]
-        title = _records_title(branch) or _records_title(records)
-        out.append(_Thread(cid, f"rewound: {title}" if title else cid, records))
+        asked = _records_title([(n, d) for n, d in records if n >= first])
+        title = f"rewound: {asked}" if asked else f"abandoned response (line {first})"
+        out.append(_Thread(cid, title, records))
     return out
 
 
