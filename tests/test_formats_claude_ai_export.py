@@ -125,3 +125,45 @@ def test_file_order_is_kept_when_a_time_is_missing_or_already_in_order() -> None
     example = [json.loads(json.dumps(REAL_RAW[0]))]
     example[0]["chat_messages"].sort(key=_when)
     assert load_chat_file(example).warnings == ()
+
+
+def test_app_bookkeeping_in_tool_blocks_is_neither_shown_nor_counted() -> None:
+    """The shape newer exports give a server-run tool call (keys as published in real exports:
+    call ids, a ``uuid`` on each result part, a ``token_budget`` block between blocks); the
+    text is invented."""
+    result_part = {
+        "type": "text",
+        "text": "     1\tname: notes\n     2\tkeep it short",
+        "uuid": "b4",
+    }
+    reply = [
+        {"type": "tool_use", "id": "toolu_01", "name": "view", "input": {"path": "/mnt/n.md"}},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_01",
+            "name": "view",
+            "is_error": False,
+            "content": [result_part],
+        },
+        {
+            "type": "token_budget",
+            "start_timestamp": "2025-12-01T19:41:41.570375Z",
+            "stop_timestamp": "2025-12-01T19:41:41.570375Z",
+        },
+        {"type": "text", "text": "Done.", "citations": [], "flags": None},
+    ]
+    conv = {
+        "uuid": "c",
+        "name": "n",
+        "chat_messages": [
+            {"uuid": "u", "sender": "human", "text": "Read my notes."},
+            {"uuid": "a", "sender": "assistant", "text": "", "content": reply},
+        ],
+    }
+    loaded = load_chat_file([conv], fmt="claude-ai-export")
+    user, call, tool, answer = loaded.messages
+    assert user.content == "Read my notes."
+    assert call.tool_calls[0].id == "toolu_01" and tool.tool_call_id == "toolu_01"
+    assert tool.content == result_part["text"]  # no "uuid: b4", no "text: " label
+    assert answer.content == "Done."
+    assert loaded.warnings == ()  # token_budget is not an unknown block

@@ -15,7 +15,10 @@ plus ``attachments`` (with the ``extracted_content`` the model read) and ``files
   result into assistant message, tool message, assistant message..., in order, so calls and
   results pair up. Exports carry no call ids where the blocks have none: calls get
   ``claude-ai-call-<n>`` and each result answers the earliest unanswered call.
-* A tool result's content (search hits with titles, URLs and text) is counted text.
+* A tool result's content is counted text: text parts as they are, search hits as their
+  titles, URLs and text; the keys the app adds for itself (``uuid``, timestamps, ``flags``,
+  ``is_citable``...) are left out, and ``token_budget`` blocks (timestamps only, recorded
+  between tool calls) are skipped.
 * An attachment's ``extracted_content`` was sent to the model: it follows the message's text
   as ``[attachment <file_name>]`` and its content; a file without content is ``[file <name>]``.
 * Thinking blocks go to ``extra["thinking"]`` (not counted, see :mod:`ctxlab.formats._messages`).
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from ctxlab.formats._common import (
     _MISSING,
@@ -47,6 +50,21 @@ from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._values import LoadedChat
 
 _SENDERS = {"human": "user", "user": "user", "assistant": "assistant"}
+_APP_BLOCKS: Final = frozenset({"token_budget"})
+"""Blocks the app records between others (timestamps only); the model never reads them."""
+_APP_KEYS: Final = frozenset(
+    {
+        "uuid",
+        "start_timestamp",
+        "stop_timestamp",
+        "flags",
+        "is_missing",
+        "is_citable",
+        "prompt_context_metadata",
+        "favicon_url",
+    }
+)
+"""Keys the app adds to tool-result parts for its own display; not part of what was read."""
 
 
 def _labels(convs: Sequence[Any]) -> list[tuple[str | None, str | None]]:
@@ -80,6 +98,32 @@ def _attachments(message: dict[str, Any], where: str) -> list[str]:
     return out
 
 
+def _without_app_keys(value: object) -> object:
+    """``value`` without the keys the claude.ai app adds for itself (ids, timestamps, flags)."""
+    if isinstance(value, dict):
+        return {k: _without_app_keys(v) for k, v in value.items() if k not in _APP_KEYS}
+    if isinstance(value, list):
+        return [_without_app_keys(v) for v in value]
+    return value
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    """A tool result's text: text parts as they are, other parts (search hits) as their
+    titles, URLs and text, one ``key: value`` per line."""
+    content = block.get("content")
+    if isinstance(content, list):
+        content = [
+            item["text"]
+            if isinstance(item, dict)
+            and item.get("type") == "text"
+            and isinstance(item.get("text"), str)
+            else _without_app_keys(item)
+            for item in content
+        ]
+    text = _server_result_text("tool_result", {"content": content})
+    return text.removeprefix("[tool_result]").removeprefix("\n")
+
+
 def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, Any]]:
     """The API messages one export message stands for (split at tool results)."""
     content = message.get("content")
@@ -100,14 +144,12 @@ def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, 
             out.append(
                 {
                     "role": "tool",
-                    "content": _server_result_text("tool_result", block).removeprefix(
-                        "[tool_result]\n"
-                    ),
+                    "content": _result_text(block),
                     "tool_call_id": call_id if isinstance(call_id, str) else None,
                     **({"name": block["name"]} if isinstance(block.get("name"), str) else {}),
                 }
             )
-        else:
+        elif not (isinstance(block, dict) and block.get("type") in _APP_BLOCKS):
             blocks.append(block)
     if extra_text:
         blocks.extend({"type": "text", "text": t} for t in extra_text)
