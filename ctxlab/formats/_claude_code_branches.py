@@ -24,7 +24,8 @@ reaches the kept ones (an excerpt whose parents are outside the file, a compacti
 ``logicalParentUuid``) are kept in file order, as are all records of a file without links.
 
 Invariants: :func:`split_branches` keeps file order; every message record is either kept or in
-exactly one abandoned branch; a file with no fork is returned whole.
+exactly one abandoned branch; a file with no fork is returned whole. It costs a few passes over
+the records; the context of an abandoned branch (:func:`branch_view`) is built only when asked.
 """
 
 from __future__ import annotations
@@ -43,15 +44,17 @@ class Branches:
 
     Attributes:
         active: the records of the branch the model saw last (and unlinked ones), file order.
-        abandoned: one entry per branch that forks off ``active``: the records of the context
-            at that branch's own last message (the shared history, then the branch), file order.
-        forks: the line number of the first message record of each abandoned branch.
+        branches: one entry per branch that forks off ``active``: its own message records
+            (those not shared with ``active``), file order; a fork inside an abandoned branch is
+            part of it.
+        leaves: for each branch, the position in the thread's records of its last message
+            record; :func:`branch_view` gives the context the model saw there.
         dropped: how many message records (lines) are on abandoned branches.
     """
 
     active: tuple[Record, ...]
-    abandoned: tuple[tuple[Record, ...], ...] = ()
-    forks: tuple[int, ...] = ()
+    branches: tuple[tuple[Record, ...], ...] = ()
+    leaves: tuple[int, ...] = ()
     dropped: int = 0
 
 
@@ -162,21 +165,24 @@ def split_branches(records: Sequence[Record]) -> Branches:
     if all(k in keep for k in messages):
         return Branches(tuple(records))  # no fork: the file is one conversation
     roots = _fork_roots(records, keep, index)
-    branches: dict[int, list[int]] = {}
     unlinked = {k for k, r in roots.items() if r is None}  # kept in file order
+    grouped: dict[int, list[int]] = {}
     for k, r in roots.items():
-        if r is not None:
-            branches.setdefault(r, []).append(k)
-    active = tuple(records[k] for k in sorted(keep | unlinked))
-    abandoned: list[tuple[Record, ...]] = []
-    forks: list[int] = []
-    dropped = 0
-    for start in sorted(branches):
-        own = [k for k in branches[start] if records[k][1].get("type") in _MESSAGES]
-        if not own:
-            continue  # only bookkeeping records fork off here
-        dropped += len(own)
-        view = _kept(records, own[-1], index) | unlinked
-        abandoned.append(tuple(records[k] for k in sorted(view)))
-        forks.append(records[own[0]][0])
-    return Branches(active, tuple(abandoned), tuple(forks), dropped)
+        if r is not None and records[k][1].get("type") in _MESSAGES:
+            grouped.setdefault(r, []).append(k)
+    branches = [grouped[start] for start in sorted(grouped)]
+    return Branches(
+        active=tuple(records[k] for k in sorted(keep | unlinked)),
+        branches=tuple(tuple(records[k] for k in own) for own in branches),
+        leaves=tuple(own[-1] for own in branches),
+        dropped=sum(len(own) for own in branches),
+    )
+
+
+def branch_view(records: Sequence[Record], leaf: int) -> tuple[Record, ...]:
+    """The records of the context at ``records[leaf]`` (an abandoned branch's last message):
+    its chain, what belongs to it, and the records unlinked from it, in file order."""
+    index = _index(records)
+    keep = _kept(records, leaf, index)
+    unlinked = {k for k, r in _fork_roots(records, keep, index).items() if r is None}
+    return tuple(records[k] for k in sorted(keep | unlinked))

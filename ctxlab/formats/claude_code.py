@@ -47,7 +47,7 @@ from typing import Any, Final
 import orjson
 
 from ctxlab.errors import ChatFormatError
-from ctxlab.formats._claude_code_branches import split_branches
+from ctxlab.formats._claude_code_branches import branch_view, split_branches
 from ctxlab.formats._common import _check_json, _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._messages import _read_messages, _unknown_warnings
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
@@ -84,6 +84,7 @@ class _Thread:
     records: tuple[Record, ...] = ()
     path: Path | None = None
     note: str = ""
+    leaf: int | None = None  # an abandoned branch: the position of its last message record
 
 
 def sniff_line(first: Any) -> bool:
@@ -183,21 +184,22 @@ def _threads(records: list[Record], session_path: Path | None) -> list[_Thread]:
 def _without_rewinds(thread: _Thread) -> list[_Thread]:
     """The thread as the model saw it last, then one thread per abandoned branch."""
     split = split_branches(thread.records)
-    if not split.abandoned:
+    if not split.branches:
         return [thread]
     prefix = "" if thread.id == "main" else f"{thread.id}-"
-    ids = [f"{prefix}rewind-{k}" for k in range(1, len(split.abandoned) + 1)]
-    where = ", ".join(f"{cid} (from line {n})" for cid, n in zip(ids, split.forks, strict=True))
+    ids = [f"{prefix}rewind-{k}" for k in range(1, len(split.branches) + 1)]
+    starts = [own[0][0] for own in split.branches]
+    where = ", ".join(f"{cid} (from line {n})" for cid, n in zip(ids, starts, strict=True))
     lines = "line" if split.dropped == 1 else "lines"
     note = (
         f"{split.dropped} {lines} on abandoned branches (rewinds) were left out; "
         f"each branch is its own conversation: {where}"
     )
     out = [dataclasses.replace(thread, records=split.active, note=note)]
-    for cid, records, first in zip(ids, split.abandoned, split.forks, strict=True):
-        asked = _records_title([(n, d) for n, d in records if n >= first])
+    for cid, own, leaf, first in zip(ids, split.branches, split.leaves, starts, strict=True):
+        asked = _records_title(own)
         title = f"rewound: {asked}" if asked else f"abandoned response (line {first})"
-        out.append(_Thread(cid, title, records))
+        out.append(_Thread(cid, title, thread.records, leaf=leaf))
     return out
 
 
@@ -302,6 +304,8 @@ def _load_session(
         warnings += more
         prefix = f"{thread.path.parent.parent.name}/subagents/{thread.path.name}: "
         body = tuple(sub_records)
+    elif thread.leaf is not None:
+        body = branch_view(thread.records, thread.leaf)
     else:
         body = thread.records
     try:
