@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.formats import detect_format, list_conversations, load_chat, load_chat_file
+from ctxlab.formats._claude_code_branches import branch_view, split_branches
 from ctxlab.model import Role
 from ctxlab.validate import validate
 
@@ -387,3 +390,84 @@ def test_a_retried_response_is_an_abandoned_branch(tmp_path: Path) -> None:
     branch = load_chat(edited, conversation="rewind-1")
     assert branch[-1].id == "msg_retried"
     assert list_conversations(edited)[1] == ("rewind-1", f"abandoned response (line {k + 1})")
+
+
+@st.composite
+def record_trees(draw: st.DrawFn) -> list[tuple[int, dict[str, Any]]]:
+    """Records in file order, each hanging off an earlier one (or none): any tree a session
+    with rewinds, retries and parallel calls can make. Responses may span several lines."""
+    n = draw(st.integers(1, 14))
+    out: list[tuple[int, dict[str, Any]]] = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["user", "assistant", "progress"]))
+        parent = draw(st.none() | st.integers(0, i - 1)) if i else None
+        record: dict[str, Any] = {"type": kind, "uuid": f"u{i}"}
+        record["parentUuid"] = None if parent is None else f"u{parent}"
+        if kind == "assistant":
+            same = draw(st.booleans()) and any(d["type"] == "assistant" for _, d in out)
+            mid = (
+                next(d["message"]["id"] for _, d in reversed(out) if d["type"] == "assistant")
+                if same
+                else f"msg{i}"
+            )
+            record["message"] = {
+                "role": "assistant",
+                "id": mid,
+                "content": [{"type": "text", "text": "a"}],
+            }
+        elif kind == "user":
+            result = draw(st.booleans())
+            content = (
+                [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]
+                if result
+                else f"ask {i}"
+            )
+            record["message"] = {"role": "user", "content": content}
+        out.append((i + 1, record))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(record_trees())
+def test_every_message_line_is_kept_or_on_exactly_one_abandoned_branch(
+    records: list[tuple[int, dict[str, Any]]],
+) -> None:
+    split = split_branches(records)
+    kept = [n for n, _ in split.active]
+    assert kept == sorted(kept)  # file order
+    on_branches = [n for own in split.branches for n, _ in own]
+    messages = [n for n, d in records if d["type"] in ("user", "assistant")]
+    assert set(on_branches).isdisjoint(kept)
+    assert sorted([*[n for n in kept if n in messages], *on_branches]) == messages
+    assert split.dropped == len(on_branches)
+    # The last message line and its ancestors are what the model saw last.
+    by_uuid = {d["uuid"]: (n, d) for n, d in records}
+    if messages:
+        n, d = records[messages[-1] - 1]
+        while d is not None:
+            assert n in kept
+            n, d = by_uuid.get(d["parentUuid"] or "", (0, None))
+    for own, leaf in zip(split.branches, split.leaves, strict=True):
+        view = [n for n, _ in branch_view(records, leaf)]
+        assert own[-1][0] == records[leaf][0] and records[leaf][0] in view
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 20))
+def test_a_session_without_forks_is_read_whole(n: int) -> None:
+    records = [
+        (
+            i + 1,
+            {
+                "type": "user" if i % 2 == 0 else "assistant",
+                "uuid": f"u{i}",
+                "parentUuid": f"u{i - 1}" if i else None,
+                "message": {"role": "user", "content": f"m{i}"}
+                if i % 2 == 0
+                else {"role": "assistant", "id": f"msg{i}", "content": []},
+            },
+        )
+        for i in range(n)
+    ]
+    split = split_branches(records)
+    assert split.active == tuple(records) and split.branches == () and split.dropped == 0
