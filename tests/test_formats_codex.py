@@ -325,3 +325,36 @@ def test_any_rollback_count_loads_or_names_the_place(turns: Any) -> None:
         return
     assert isinstance(turns, int) and turns >= 0
     assert len(loaded.messages) <= len(load_chat(COMPACTED))
+
+
+def test_an_encrypted_compaction_item_is_a_visible_summary(tmp_path: Path) -> None:
+    """Remote compaction keeps the summary as a ``compaction`` item encrypted for the server
+    (openai/codex ``ResponseItem::Compaction``, alias ``compaction_summary``). Documented
+    edit: the two-turn rollout compacted into the first user message and such an item."""
+    secret = "gAAAA" + "x" * 995
+    replaced = [raw(TWO)[5]["payload"], {"type": "compaction", "encrypted_content": secret}]
+    path = compacted_copy(tmp_path, {"message": "", "replacement_history": replaced})
+    messages = load_chat(path)
+    (summary,) = [m for m in messages if dict(m.extra).get("codex_compaction_summary")]
+    assert summary.role is Role.USER
+    assert f"{len(secret):,} characters" in summary.content and secret not in summary.content
+    first = user_texts(replaced[0])
+    assert [m.content for m in messages if m.role is Role.USER][:2] == [first, summary.content]
+
+
+def test_a_built_in_tool_item_after_a_user_message_does_not_repeat_it(tmp_path: Path) -> None:
+    """A web search item right after the user's message is the assistant's, alone."""
+    lines = TWO.read_text().splitlines()
+    search = {
+        "type": "response_item",
+        "payload": {"type": "web_search_call", "action": {"query": "codex languages"}},
+    }
+    at = 18  # right after the second user message (line 18)
+    assert raw(TWO)[at - 1]["payload"].get("role") == "user"
+    path = tmp_path / "search.jsonl"
+    path.write_text("\n".join([*lines[:at], json.dumps(search), *lines[at:]]) + "\n")
+    messages = load_chat(path)
+    k = next(i for i, m in enumerate(messages) if m.content.startswith("[web_search_call]"))
+    assert messages[k].role is Role.ASSISTANT
+    assert messages[k].content == '[web_search_call] {"action":{"query":"codex languages"}}'
+    assert messages[k - 1].content == "What languages can you work with?"

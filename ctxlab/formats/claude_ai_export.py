@@ -98,6 +98,10 @@ def _attachments(message: dict[str, Any], where: str) -> list[str]:
     return out
 
 
+def _is_app_block(kind: object) -> bool:
+    return isinstance(kind, str) and kind in _APP_BLOCKS
+
+
 def _without_app_keys(value: object) -> object:
     """``value`` without the keys the claude.ai app adds for itself (ids, timestamps, flags)."""
     if isinstance(value, dict):
@@ -149,7 +153,7 @@ def _segments(message: dict[str, Any], role: str, where: str) -> list[dict[str, 
                     **({"name": block["name"]} if isinstance(block.get("name"), str) else {}),
                 }
             )
-        elif not (isinstance(block, dict) and block.get("type") in _APP_BLOCKS):
+        elif not (isinstance(block, dict) and _is_app_block(block.get("type"))):
             blocks.append(block)
     if extra_text:
         blocks.extend({"type": "text", "text": t} for t in extra_text)

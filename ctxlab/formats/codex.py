@@ -26,7 +26,9 @@ Each line is ``{"timestamp", "type", "payload"}``:
 ``reconstruct_history_from_rollout`` / ``replay_rollout_response_items``, which applies
 ``RolloutItem::Compacted``): at a ``compacted`` line the history *becomes*
 
-* its ``replacement_history`` items, when the line has them (remote compaction); else
+* its ``replacement_history`` items, when the line has them (remote compaction; a
+  ``compaction`` item there holds the summary encrypted for the server, shown as a user
+  message giving its size, since its text and token count are not in the rollout); else
 * the initial context (the items before the first user turn), then the most recent real user
   messages, newest first within :data:`USER_MESSAGES_MAX_TOKENS` approximate tokens (4 bytes a
   token; the message that does not fit is cut in the middle, which Codex does by tokens and
@@ -82,6 +84,7 @@ def sniff(value: Any) -> bool:
 USER_MESSAGES_MAX_TOKENS: Final = 20_000
 """Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS``: the user messages a rebuilt history keeps."""
 _NO_SUMMARY: Final = "(no summary available)"
+_COMPACTION_ITEMS: Final = frozenset({"compaction", "compaction_summary"})
 _CONTEXT_PREFIXES: Final = (
     "<environment_context>",
     "<user_instructions>",
@@ -318,8 +321,25 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
     return _Rollout(lead, tuple(context), tuple(full), warnings, tuple(notes))
 
 
+def _encrypted_summary(op: _Op, k: int) -> _Op | None:
+    """A ``compaction`` item (``compaction_summary`` in older rollouts) as a visible user
+    message: the summary the server decrypts, whose text and size the rollout does not hold."""
+    item = op.value
+    if op.kind != "item" or not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if not isinstance(kind, str) or kind not in _COMPACTION_ITEMS:
+        return None
+    secret = item.get("encrypted_content")
+    size = f"{len(secret):,} characters" if isinstance(secret, str) else "no content"
+    text = f"[compacted history, encrypted by the server: {size}; its size in tokens is unknown]"
+    own = item.get("id") if isinstance(item.get("id"), str) else None
+    return _user_item(text, op.where, summary=True, own=own or f"codex-compaction-{k}")
+
+
 def _messages(rollout: _Rollout, ops: tuple[_Op, ...], notes: tuple[str, ...]) -> LoadedChat:
     reader = ItemReader()
+    ops = tuple(_encrypted_summary(op, k) or op for k, op in enumerate(ops))
     for op in ops:
         if op.kind == "item":
             reader.add(op.value, op.where)
