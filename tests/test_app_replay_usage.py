@@ -4,6 +4,7 @@ beside ctxlab's count of the same call, and says what the gap is made of in numb
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from typing import Any
 
 from app_support import ROOT, page
@@ -23,8 +24,17 @@ def _raw_billed() -> list[int]:
     """Each main-thread API message's billed prompt (input + cache read + cache write), read from
     the raw lines: Claude Code repeats a message's usage on every line of it, so the first wins."""
     seen: dict[str, int] = {}
-    for line in SESSION.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    records = [json.loads(line) for line in SESSION.read_text(encoding="utf-8").splitlines()]
+    # The session was rewound once (two typed prompts share a parent): the lines from the first
+    # prompt up to the second are an abandoned branch the model no longer saw (ctxlab skips it).
+    prompts: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        if r.get("type") == "user" and isinstance(r["message"]["content"], str):
+            prompts.setdefault(r.get("parentUuid") or "", []).append(i)
+    gone = {i for kids in prompts.values() for a, b in pairwise(kids) for i in range(a, b)}
+    for k, record in enumerate(records):
+        if k in gone:
+            continue
         message = record.get("message")
         if record.get("isSidechain") or not isinstance(message, dict):
             continue

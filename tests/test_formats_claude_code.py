@@ -5,15 +5,19 @@ Expected values are computed here from the raw JSONL lines, never from the loade
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.formats import detect_format, list_conversations, load_chat, load_chat_file
+from ctxlab.formats._claude_code_branches import branch_view, split_branches
 from ctxlab.model import Role
 from ctxlab.validate import validate
 
@@ -28,11 +32,38 @@ def raw_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def is_prompt(d: dict[str, Any]) -> bool:
+    """A user line with a prompt of its own (not only tool results)."""
+    content = d["message"]["content"]
+    return d.get("type") == "user" and not (
+        isinstance(content, list) and all(b.get("type") == "tool_result" for b in content)
+    )
+
+
+def forks(lines: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    """The file's own rewinds: two user prompts with the same parent, as (earlier, later)
+    line indices. Claude Code appends, so the lines from the earlier prompt up to the later one
+    are the abandoned branch."""
+    prompts: dict[str, list[int]] = {}
+    for i, d in enumerate(lines):
+        if d.get("type") == "user" and is_prompt(d) and isinstance(d.get("parentUuid"), str):
+            prompts.setdefault(d["parentUuid"], []).append(i)
+    return [(a, b) for kids in prompts.values() for a, b in itertools.pairwise(kids)]
+
+
+def rewound(lines: list[dict[str, Any]]) -> set[int]:
+    return {i for a, b in forks(lines) for i in range(a, b)}
+
+
 def thread(lines: list[dict[str, Any]], sidechain: bool) -> list[dict[str, Any]]:
+    """The message lines of one thread on the branch the model saw last."""
+    gone = rewound(lines)
     return [
         d
-        for d in lines
-        if d.get("type") in ("user", "assistant") and bool(d.get("isSidechain")) is sidechain
+        for i, d in enumerate(lines)
+        if d.get("type") in ("user", "assistant")
+        and bool(d.get("isSidechain")) is sidechain
+        and i not in gone
     ]
 
 
@@ -261,3 +292,182 @@ def test_records_given_as_json_read_like_the_file() -> None:
     one = next(r for r in records if r.get("type") == "user")
     (message,) = load_chat(json.dumps(one))
     assert message.role is Role.USER and message.id == one["uuid"]
+
+
+def test_a_rewound_session_reads_the_branch_the_model_saw_last() -> None:
+    lines = raw_lines(THINKING)
+    ((first, second),) = forks(lines)  # a real rewind: the user rephrased a prompt
+    gone = [d for d in lines[first:second] if d.get("type") in ("user", "assistant")]
+    loaded = load_chat_file(THINKING)
+    prompts = [d["message"]["content"] for d in thread(lines, False) if is_prompt(d)]
+    assert [m.content for m in loaded.messages if m.role is Role.USER] == prompts
+    assert lines[second]["message"]["content"] in prompts
+    assert lines[first]["message"]["content"] not in prompts
+    assert loaded.warnings == (
+        f"{len(gone)} lines on abandoned branches (rewinds) were left out; each branch is its "
+        f"own conversation: rewind-1 (from line {first + 1})",
+    )
+    assert pairing_problems(loaded.messages) == []
+
+
+def test_each_abandoned_branch_is_its_own_conversation() -> None:
+    lines = raw_lines(THINKING)
+    ((first, second),) = forks(lines)
+    convs = list_conversations(THINKING)
+    assert [cid for cid, _ in convs] == ["main", "rewind-1"]
+    asked = " ".join(lines[first]["message"]["content"].split())
+    assert convs[1][1] == "rewound: " + asked[:59] + "…"
+    branch = load_chat_file(THINKING, conversation="rewind-1")
+    before = [d for d in lines[:second] if d.get("type") in ("user", "assistant")]
+    assert [m.content for m in branch.messages if m.role is Role.USER] == [
+        d["message"]["content"] for d in before if is_prompt(d)
+    ]
+    assert {m.id for m in branch.messages if m.role is Role.ASSISTANT} == {
+        d["message"]["id"] for d in before if d["type"] == "assistant"
+    }
+    assert branch.warnings == ()
+
+
+def test_parallel_tool_calls_are_siblings_not_rewinds() -> None:
+    lines = raw_lines(SUBAGENT)
+    parents = [d["parentUuid"] for d in lines]
+    assert len(set(parents)) < len(parents)  # the tree forks at every parallel call...
+    assert forks(lines) == []
+    loaded = load_chat_file(SESSION, conversation="agent-a2271d1")
+    assert loaded.warnings == ()  # ...yet nothing is abandoned
+    assert len([m for m in loaded.messages if m.role is Role.TOOL]) == len(
+        blocks(lines, "tool_result")
+    )
+
+
+def test_a_compact_boundary_continues_the_chain_through_its_logical_parent(
+    tmp_path: Path,
+) -> None:
+    """Documented edit of a real session: a compact boundary (``parentUuid`` null,
+    ``logicalParentUuid`` the last record before it) inserted before the last three lines,
+    which now hang off it. The rewind before it must still be found."""
+    text = THINKING.read_text().splitlines()
+    lines = [json.loads(t) for t in text]
+    at = len(lines) - 3
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "parentUuid": None,
+        "logicalParentUuid": lines[at - 2]["uuid"],  # the stop-hook record before the caveat
+        "uuid": "compact-boundary-1",
+        "isSidechain": False,
+        "sessionId": lines[at]["sessionId"],
+        "content": "Conversation compacted",
+    }
+    assert lines[at]["parentUuid"] == lines[at - 2]["uuid"]
+    lines[at]["parentUuid"] = boundary["uuid"]
+    edited = [*text[:at], json.dumps(boundary), json.dumps(lines[at]), *text[at + 1 :]]
+    path = tmp_path / THINKING.name
+    path.write_text("\n".join(edited))
+    assert load_chat_file(path).messages == load_chat_file(THINKING).messages
+    assert load_chat_file(path).warnings == load_chat_file(THINKING).warnings
+
+
+def test_a_retried_response_is_an_abandoned_branch(tmp_path: Path) -> None:
+    """Documented edit of a real session: a copy of an assistant line with another uuid,
+    ``message.id`` and text, written before the original (same parent), as a retry leaves."""
+    path = PROJECT / "2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl"
+    text = path.read_text().splitlines()
+    lines = [json.loads(t) for t in text]
+    k = next(i for i, d in enumerate(lines) if d["type"] == "assistant")
+    retry = json.loads(text[k])
+    retry["uuid"] = "retried-1"
+    retry["message"]["id"] = "msg_retried"
+    retry["message"]["content"] = [{"type": "text", "text": "An answer that was retried."}]
+    edited = tmp_path / path.name
+    edited.write_text("\n".join([*text[:k], json.dumps(retry), *text[k:]]))
+    loaded = load_chat_file(edited)
+    assert loaded.messages == load_chat_file(path).messages
+    assert loaded.warnings == (
+        "1 line on abandoned branches (rewinds) were left out; each branch is its own "
+        f"conversation: rewind-1 (from line {k + 1})",
+    )
+    branch = load_chat(edited, conversation="rewind-1")
+    assert branch[-1].id == "msg_retried"
+    assert list_conversations(edited)[1] == ("rewind-1", f"abandoned response (line {k + 1})")
+
+
+@st.composite
+def record_trees(draw: st.DrawFn) -> list[tuple[int, dict[str, Any]]]:
+    """Records in file order, each hanging off an earlier one (or none): any tree a session
+    with rewinds, retries and parallel calls can make. Responses may span several lines."""
+    n = draw(st.integers(1, 14))
+    out: list[tuple[int, dict[str, Any]]] = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["user", "assistant", "progress"]))
+        parent = draw(st.none() | st.integers(0, i - 1)) if i else None
+        record: dict[str, Any] = {"type": kind, "uuid": f"u{i}"}
+        record["parentUuid"] = None if parent is None else f"u{parent}"
+        if kind == "assistant":
+            same = draw(st.booleans()) and any(d["type"] == "assistant" for _, d in out)
+            mid = (
+                next(d["message"]["id"] for _, d in reversed(out) if d["type"] == "assistant")
+                if same
+                else f"msg{i}"
+            )
+            record["message"] = {
+                "role": "assistant",
+                "id": mid,
+                "content": [{"type": "text", "text": "a"}],
+            }
+        elif kind == "user":
+            result = draw(st.booleans())
+            content = (
+                [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]
+                if result
+                else f"ask {i}"
+            )
+            record["message"] = {"role": "user", "content": content}
+        out.append((i + 1, record))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(record_trees())
+def test_every_message_line_is_kept_or_on_exactly_one_abandoned_branch(
+    records: list[tuple[int, dict[str, Any]]],
+) -> None:
+    split = split_branches(records)
+    kept = [n for n, _ in split.active]
+    assert kept == sorted(kept)  # file order
+    on_branches = [n for own in split.branches for n, _ in own]
+    messages = [n for n, d in records if d["type"] in ("user", "assistant")]
+    assert set(on_branches).isdisjoint(kept)
+    assert sorted([*[n for n in kept if n in messages], *on_branches]) == messages
+    assert split.dropped == len(on_branches)
+    # The last message line and its ancestors are what the model saw last.
+    by_uuid = {d["uuid"]: (n, d) for n, d in records}
+    if messages:
+        n, d = records[messages[-1] - 1]
+        while d is not None:
+            assert n in kept
+            n, d = by_uuid.get(d["parentUuid"] or "", (0, None))
+    for own, leaf in zip(split.branches, split.leaves, strict=True):
+        view = [n for n, _ in branch_view(records, leaf)]
+        assert own[-1][0] == records[leaf][0] and records[leaf][0] in view
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 20))
+def test_a_session_without_forks_is_read_whole(n: int) -> None:
+    records = [
+        (
+            i + 1,
+            {
+                "type": "user" if i % 2 == 0 else "assistant",
+                "uuid": f"u{i}",
+                "parentUuid": f"u{i - 1}" if i else None,
+                "message": {"role": "user", "content": f"m{i}"}
+                if i % 2 == 0
+                else {"role": "assistant", "id": f"msg{i}", "content": []},
+            },
+        )
+        for i in range(n)
+    ]
+    split = split_branches(records)
+    assert split.active == tuple(records) and split.branches == () and split.dropped == 0

@@ -24,7 +24,10 @@ FILES: dict[str, str] = {
     "claude_code/summary_session.jsonl": "claude-code",
     "claude_code/project/94604a7b-062f-4369-bdf0-da948381c3e5.jsonl": "claude-code",
     "claude_code/sidechain.jsonl": "claude-code",
+    "claude_code/thinking_session.jsonl": "claude-code",
     "codex/turn_two.jsonl": "codex",
+    "codex/turn_two_compacted.jsonl": "codex",
+    "codex/turn_two_replaced.jsonl": "codex",
     "responses/tool_output_request.json": "responses",
     "responses/reasoning_response.json": "responses",
     "gemini/tool_output_request.json": "gemini",
@@ -35,6 +38,7 @@ FILES: dict[str, str] = {
     "llama_factory/glaive_toolcall_first3.json": "sharegpt",
     "llama_factory/reason_tool_use_first3.jsonl": "finetune-jsonl",
     "claude_ai_export/conversations.json": "claude-ai-export",
+    "claude_ai_export/artifacts.json": "claude-ai-export",
 }
 KEYS = st.sampled_from(
     [

@@ -4,6 +4,7 @@ counted chart of the Replay page (with the sentence that says what the gap is ma
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 from hypothesis import given
@@ -91,8 +92,17 @@ def test_a_long_tool_list_is_cut_in_the_hover(counter: TokenCounter) -> None:
 def _raw_billed(path: Path) -> list[int]:
     """Each main-thread API message's billed prompt, from the raw lines (first line of an id)."""
     seen: dict[str, int] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    # The session was rewound once (two typed prompts share a parent): the lines from the first
+    # prompt up to the second are an abandoned branch the model no longer saw (ctxlab skips it).
+    prompts: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        if r.get("type") == "user" and isinstance(r["message"]["content"], str):
+            prompts.setdefault(r.get("parentUuid") or "", []).append(i)
+    gone = {i for kids in prompts.values() for a, b in pairwise(kids) for i in range(a, b)}
+    for k, record in enumerate(records):
+        if k in gone:
+            continue
         message = record.get("message")
         if record.get("isSidechain") or not isinstance(message, dict):
             continue

@@ -26,9 +26,14 @@ read:
   ``toolUseResult`` record key repeats the tool result in structured form for the UI: it is not
   read, so that nothing is counted twice.
 * A last line cut off mid-write (Claude Code crashed) is skipped with a warning naming it.
-* Records are read in file order. The ``parentUuid`` links form a tree (parallel tool results
-  hang off their own call's line), and a session rewound to an earlier point forks it; the
-  reader does not prune such forks, so a rewound session shows both branches.
+* **Rewinds.** The ``parentUuid`` links form a tree: rewinding (Esc Esc, editing an earlier
+  prompt) or a retried response forks it, and the file keeps both branches. A conversation is
+  the branch the model saw at its last message: the chain from the last message record back to
+  the root, with the lines that belong to it (see :mod:`ctxlab.formats._claude_code_branches`).
+  Abandoned branches are left out with one warning (``N lines on abandoned branches (rewinds)
+  were left out``) and listed as their own conversations, ``rewind-<k>`` (``<thread>-rewind-<k>``
+  for a side chain), each the context at that branch's own last message. Records are read in
+  file order.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from typing import Any, Final
 import orjson
 
 from ctxlab.errors import ChatFormatError
+from ctxlab.formats._claude_code_branches import branch_view, split_branches
 from ctxlab.formats._common import _check_json, _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._messages import _read_messages, _unknown_warnings
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
@@ -70,12 +76,15 @@ Record = tuple[int, dict[str, Any]]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Thread:
-    """One conversation of a session: its id, title and records (or the file holding them)."""
+    """One conversation of a session: its id, title and records (or the file holding them),
+    and what reading it should warn about."""
 
     id: str
     title: str
     records: tuple[Record, ...] = ()
     path: Path | None = None
+    note: str = ""
+    leaf: int | None = None  # an abandoned branch: the position of its last message record
 
 
 def sniff_line(first: Any) -> bool:
@@ -157,15 +166,40 @@ def _threads(records: list[Record], session_path: Path | None) -> list[_Thread]:
         uuid = d.get("uuid")
         if isinstance(uuid, str):
             chain_of[uuid] = chain
-    out = [_Thread("main", _title(summary) or _records_title(main), tuple(main))]
-    out.extend(_Thread(cid, _records_title(rs), tuple(rs)) for cid, rs in chains.items())
-    if len(out) > 1 and not any(d.get("type") in ("user", "assistant") for _, d in main):
-        out.pop(0)  # a sub-agent's own file: its chain is the conversation
+    inline = [_Thread("main", _title(summary) or _records_title(main), tuple(main))]
+    inline.extend(_Thread(cid, _records_title(rs), tuple(rs)) for cid, rs in chains.items())
+    if len(inline) > 1 and not any(d.get("type") in ("user", "assistant") for _, d in main):
+        inline.pop(0)  # a sub-agent's own file: its chain is the conversation
+    out: list[_Thread] = []
+    for thread in inline:
+        out.extend(_without_rewinds(thread))
     if session_path is not None:
         folder = session_path.with_suffix("") / "subagents"
         if folder.is_dir():
             for path in sorted(folder.glob("*.jsonl")):
                 out.append(_Thread(path.stem, "", path=path))
+    return out
+
+
+def _without_rewinds(thread: _Thread) -> list[_Thread]:
+    """The thread as the model saw it last, then one thread per abandoned branch."""
+    split = split_branches(thread.records)
+    if not split.branches:
+        return [thread]
+    prefix = "" if thread.id == "main" else f"{thread.id}-"
+    ids = [f"{prefix}rewind-{k}" for k in range(1, len(split.branches) + 1)]
+    starts = [own[0][0] for own in split.branches]
+    where = ", ".join(f"{cid} (from line {n})" for cid, n in zip(ids, starts, strict=True))
+    lines = "line" if split.dropped == 1 else "lines"
+    note = (
+        f"{split.dropped} {lines} on abandoned branches (rewinds) were left out; "
+        f"each branch is its own conversation: {where}"
+    )
+    out = [dataclasses.replace(thread, records=split.active, note=note)]
+    for cid, own, leaf, first in zip(ids, split.branches, split.leaves, starts, strict=True):
+        asked = _records_title(own)
+        title = f"rewound: {asked}" if asked else f"abandoned response (line {first})"
+        out.append(_Thread(cid, title, thread.records, leaf=leaf))
     return out
 
 
@@ -270,6 +304,8 @@ def _load_session(
         warnings += more
         prefix = f"{thread.path.parent.parent.name}/subagents/{thread.path.name}: "
         body = tuple(sub_records)
+    elif thread.leaf is not None:
+        body = branch_view(thread.records, thread.leaf)
     else:
         body = thread.records
     try:
@@ -278,6 +314,8 @@ def _load_session(
         if not prefix:
             raise
         raise ChatFormatError(exc.reason, prefix + (exc.where or "")) from None
+    if thread.note:
+        notes = (thread.note, *notes)
     return LoadedChat(messages, usage=usage, warnings=warnings + notes, format="claude-code")
 
 

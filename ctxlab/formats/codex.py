@@ -13,16 +13,50 @@ Each line is ``{"timestamp", "type", "payload"}``:
   assistant message; a ``user_message`` event becomes a user message only when no user item was
   recorded for that turn (some rollouts keep the event alone); other events repeat items
   (``agent_message``, ``agent_reasoning``) or are bookkeeping, and are not read;
-* ``turn_context``, ``compacted`` and other line types are bookkeeping and are not read.
+* ``compacted``: Codex replaced the model's history here (``/compact``, or automatically near
+  the context window); see below;
+* an ``event_msg`` of type ``thread_rolled_back`` (the user went back ``num_turns`` turns):
+  the history loses its last ``num_turns`` user turns, as in Codex's replay
+  (``drop_last_n_user_turns``); the turns stay in ``full``;
+* ``turn_context`` and other line types are bookkeeping and are not read.
+
+**Compaction.** The rule is Codex's own replay of a rollout (openai/codex,
+``codex-rs/core/src/compact.rs`` at 0100b103625752f6a10c21b79a8c423761dc4c6a:
+``build_compacted_history``, ``collect_user_messages``; and the replay in ``codex-rs/core``,
+``reconstruct_history_from_rollout`` / ``replay_rollout_response_items``, which applies
+``RolloutItem::Compacted``): at a ``compacted`` line the history *becomes*
+
+* its ``replacement_history`` items, when the line has them (remote compaction; a
+  ``compaction`` item there holds the summary encrypted for the server, shown as a user
+  message giving its size, since its text and token count are not in the rollout); else
+* the initial context (the items before the first user turn), then the most recent real user
+  messages, newest first within :data:`USER_MESSAGES_MAX_TOKENS` approximate tokens (4 bytes a
+  token; the message that does not fit is cut in the middle, which Codex does by tokens and
+  ctxlab approximates by characters), back in order, then ``payload.message`` (the summary,
+  already carrying Codex's summary prefix) as a *user* message. Real user messages exclude
+  earlier summaries and Codex's own context messages (``<environment_context>``,
+  ``<user_instructions>``, AGENTS.md instructions, ...).
+
+Items before it are no longer sent. The default conversation (``context``) is therefore what
+the model saw after the last compaction (and rollbacks), with a warning saying how many items
+were left out; ``full`` is the whole rollout in file order with each summary inline. The
+summary message is flagged ``codex_compaction_summary`` in ``extra``. A rollout without a
+compaction or rollback is one conversation, as before.
+
+**Billing.** A ``token_count`` is recorded only once the model has answered since the last
+``turn_context`` (written before every turn and every compaction) or ``compacted`` line: the
+events before that repeat the previous call's numbers or bill the summarizing call, whose
+output is the summary and not a message of the chat.
 
 A last line cut off mid-write is skipped with a warning naming it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Final
 
-from ctxlab.formats._common import _fail, _kind
+from ctxlab.formats._common import _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._source import _parse_lines_lenient
 from ctxlab.formats._values import LoadedChat
@@ -47,6 +81,45 @@ def sniff(value: Any) -> bool:
     return sniff_line(first)
 
 
+USER_MESSAGES_MAX_TOKENS: Final = 20_000
+"""Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS``: the user messages a rebuilt history keeps."""
+_NO_SUMMARY: Final = "(no summary available)"
+_COMPACTION_ITEMS: Final = frozenset({"compaction", "compaction_summary"})
+_CONTEXT_PREFIXES: Final = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<turn_aborted>",
+    "<context_update>",
+    "<subagent_notification>",
+    "<user_shell_command>",
+    "# agents.md instructions for",
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Op:
+    """One step of the history: an item to read, or billed usage for the latest response.
+
+    ``summary`` marks a compaction summary ctxlab inserted (not a real user message).
+    """
+
+    kind: str  # "item" or "bill"
+    value: Any
+    where: str
+    summary: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Rollout:
+    """A rollout read as two histories: what the model saw last, and everything."""
+
+    lead: Message | None
+    context: tuple[_Op, ...]
+    full: tuple[_Op, ...]
+    warnings: tuple[str, ...]  # about the file (a cut-off last line)
+    notes: tuple[str, ...]  # what the context leaves out: compactions, rollbacks
+
+
 def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:
     base = payload.get("base_instructions")
     text = base.get("text") if isinstance(base, dict) else base
@@ -57,33 +130,249 @@ def _system_prompt(payload: dict[str, Any], where: str) -> Message | None:
     return Message(Role.SYSTEM, text, "base_instructions")
 
 
-def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> LoadedChat:
-    reader = ItemReader()
+def _user_text(op: _Op, summaries: bool = False) -> str | None:
+    """The text of a real user message item, else None; a compaction summary counts only
+    with ``summaries`` (it starts a user turn for Codex, but is no user message to keep)."""
+    item = op.value
+    if op.kind != "item" or (op.summary and not summaries) or not isinstance(item, dict):
+        return None
+    if item.get("type", "message") != "message" or item.get("role") != "user":
+        return None
+    content = item.get("content")
+    if isinstance(content, str):
+        texts = [content]
+    elif isinstance(content, list):
+        texts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+    else:
+        return None
+    if any(t.lstrip().lower().startswith(_CONTEXT_PREFIXES) for t in texts):
+        return None
+    return "\n".join(texts)
+
+
+def _approx_tokens(text: str) -> int:
+    """Codex's ``approx_token_count``: 4 bytes a token, rounded up."""
+    return -(-len(text.encode()) // 4)
+
+
+def _cut(text: str, tokens: int) -> str:
+    """``text`` cut in the middle to about ``tokens`` tokens, saying how many were removed."""
+    keep = tokens * 4 // 2
+    removed = _approx_tokens(text) - tokens
+    return f"{text[:keep]}…{removed} tokens truncated…{text[len(text) - keep :]}"
+
+
+def _user_item(text: str, where: str, summary: bool = False, own: str | None = None) -> _Op:
+    item: dict[str, Any] = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": text}],
+    }
+    if own is not None:
+        item["id"] = own
+    return _Op("item", item, where, summary)
+
+
+def _rebuilt(history: list[_Op], summary: _Op) -> tuple[list[_Op], int]:
+    """Codex's ``build_compacted_history`` over ``history`` (see the module docstring), and
+    how many items of ``history`` it carries over whole (initial context, uncut messages)."""
+    texts = [t for op in history if (t := _user_text(op)) is not None]
+    first = next(
+        (k for k, op in enumerate(history) if _user_text(op, True) is not None), len(history)
+    )
+    chosen: list[str] = []
+    whole = 0
+    remaining = USER_MESSAGES_MAX_TOKENS
+    for text in reversed(texts):
+        if remaining == 0:
+            break
+        tokens = _approx_tokens(text)
+        if tokens <= remaining:
+            chosen.append(text)
+            whole += 1
+            remaining -= tokens
+        else:
+            chosen.append(_cut(text, remaining))
+            break
+    kept = [_user_item(t, summary.where) for t in reversed(chosen)]
+    carried = sum(op.kind == "item" for op in history[:first]) + whole
+    return [*history[:first], *kept, summary], carried
+
+
+def _compaction(payload: object, n: int, history: list[_Op]) -> tuple[list[_Op], _Op | None, int]:
+    """The history after the ``compacted`` line ``n``, the summary to show inline, and how
+    many items of ``history`` it carries over."""
+    where = f"line {n}, $.payload"
+    if not isinstance(payload, dict):
+        _fail(where, f"expected a compacted object, got {_kind(payload)}")
+    message = payload.get("message")
+    if message is not None and not isinstance(message, str):
+        _fail(f"{where}.message", f"expected a string, got {_kind(message)}")
+    replacement = payload.get("replacement_history")
+    own = f"codex-compaction-line-{n}"
+    if replacement is None:
+        summary = _user_item(message or _NO_SUMMARY, where, summary=True, own=own)
+        new, carried = _rebuilt(history, summary)
+        return new, summary, carried
+    if not isinstance(replacement, list):
+        _fail(f"{where}.replacement_history", f"expected a list of items, got {_kind(replacement)}")
+    new = [
+        _Op("item", item, f"{where}.replacement_history[{i}]") for i, item in enumerate(replacement)
+    ]
+    inline = _user_item(message, where, summary=True, own=own) if message else None
+    return new, inline, 0
+
+
+def _rolled_back(history: list[_Op], turns: int) -> list[_Op]:
+    """``history`` without its last ``turns`` user turns (Codex's ``drop_last_n_user_turns``:
+    everything from the ``turns``-th last real user message on; from the first one when there
+    are fewer)."""
+    starts = [k for k, op in enumerate(history) if _user_text(op, True) is not None]
+    if turns == 0 or not starts:
+        return history
+    return history[: starts[max(len(starts) - turns, 0)]]
+
+
+def _produces_output(item: object) -> bool:
+    """An item the model wrote (a new response has started)."""
+    if not isinstance(item, dict):
+        return False
+    return item.get("role") == "assistant" or item.get("type") not in (None, "message")
+
+
+def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rollout:
     lead: Message | None = None
+    context: list[_Op] = []
+    full: list[_Op] = []
+    compactions: list[tuple[int, int]] = []
+    notes: list[str] = []  # rollbacks, in file order
+    user_recorded = False  # a user item (or event) already stands for the current turn
+    answered = False  # a response since the last turn_context or compacted line
     for n, line in lines:
         where = f"line {n}"
         if not isinstance(line, dict):
             _fail(where, f"expected a rollout line object, got {_kind(line)}")
         kind, payload = line.get("type"), line.get("payload")
+        op: _Op | None = None
         if kind == "response_item":
-            reader.add(payload, f"{where}, $.payload")
+            op = _Op("item", payload, f"{where}, $.payload")
+            if isinstance(payload, dict) and payload.get("type") != "reasoning":
+                user_recorded = payload.get("role") == "user"
+            answered = answered or _produces_output(payload)
         elif kind == "session_meta" and isinstance(payload, dict) and lead is None:
             lead = _system_prompt(payload, f"{where}, $.payload")
+        elif kind == "turn_context":  # Codex writes one before every turn and compaction
+            answered = False
         elif kind == "event_msg" and isinstance(payload, dict):
             event = payload.get("type")
-            if event == "token_count":
-                info = payload.get("info")
-                last = info.get("last_token_usage") if isinstance(info, dict) else None
+            info = payload.get("info")
+            if event == "token_count" and isinstance(info, dict) and answered:
+                last = info.get("last_token_usage")
                 if last is not None:
-                    reader.bill_last_assistant(last, f"{where}, $.payload.info.last_token_usage")
-            elif event == "user_message" and isinstance(payload.get("message"), str):
-                reader.add_user_text(payload["message"], f"{where}, $.payload")
-    messages, usage, notes = reader.finish(lead)
-    return LoadedChat(messages, usage=usage, warnings=warnings + notes, format="codex")
+                    op = _Op("bill", last, f"{where}, $.payload.info.last_token_usage")
+            elif (
+                event == "user_message"
+                and isinstance(payload.get("message"), str)
+                and not user_recorded
+            ):
+                op = _user_item(payload["message"], f"{where}, $.payload")
+                user_recorded = True
+            elif event == "thread_rolled_back":
+                turns = payload.get("num_turns")
+                if not isinstance(turns, int) or isinstance(turns, bool) or turns < 0:
+                    number = isinstance(turns, int | float) and not isinstance(turns, bool)
+                    got = repr(turns) if number else _kind(turns)
+                    _fail(
+                        f"{where}, $.payload.num_turns",
+                        f"expected a whole number of turns (0 or more), got {got}",
+                    )
+                kept = _rolled_back(context, turns)
+                gone = sum(op.kind == "item" for op in context[len(kept) :])
+                notes.append(
+                    f"{where}: the user rolled back {turns} turn{'' if turns == 1 else 's'}; "
+                    f"their {gone} items are left out (conversation 'full' has the whole "
+                    "rollout)"
+                )
+                context, user_recorded = kept, False
+        elif kind == "compacted":
+            before = sum(op.kind == "item" for op in context)
+            context, inline, carried = _compaction(payload, n, context)
+            compactions.append((n, before - carried))
+            if inline is not None:
+                full.append(inline)
+            answered, user_recorded = False, False
+        if op is not None:
+            context.append(op)
+            full.append(op)
+    if compactions:
+        last, _ = compactions[-1]
+        left = sum(k for _, k in compactions)
+        times = "once" if len(compactions) == 1 else f"{len(compactions)} times"
+        notes.insert(
+            0,
+            f"line {last}: Codex compacted the history {times}; the conversation is what the "
+            f"model saw after the last compaction ({left} earlier items left out; "
+            "conversation 'full' has the whole rollout)",
+        )
+    return _Rollout(lead, tuple(context), tuple(full), warnings, tuple(notes))
 
 
-def read(doc: Document, options: ReadOptions) -> LoadedChat:
-    """The whole rollout (one conversation)."""
+def _encrypted_summary(op: _Op, k: int) -> _Op | None:
+    """A ``compaction`` item (``compaction_summary`` in older rollouts) as a visible user
+    message: the summary the server decrypts, whose text and size the rollout does not hold."""
+    item = op.value
+    if op.kind != "item" or not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if not isinstance(kind, str) or kind not in _COMPACTION_ITEMS:
+        return None
+    secret = item.get("encrypted_content")
+    size = f"{len(secret):,} characters" if isinstance(secret, str) else "no content"
+    text = f"[compacted history, encrypted by the server: {size}; its size in tokens is unknown]"
+    own = item.get("id") if isinstance(item.get("id"), str) else None
+    return _user_item(text, op.where, summary=True, own=own or f"codex-compaction-{k}")
+
+
+def _messages(rollout: _Rollout, ops: tuple[_Op, ...], notes: tuple[str, ...]) -> LoadedChat:
+    reader = ItemReader()
+    ops = tuple(_encrypted_summary(op, k) or op for k, op in enumerate(ops))
+    for op in ops:
+        if op.kind == "item":
+            reader.add(op.value, op.where)
+        else:
+            reader.bill_last_assistant(op.value, op.where)
+    messages, usage, more = reader.finish(rollout.lead)
+    summaries = {op.value["id"] for op in ops if op.summary and isinstance(op.value.get("id"), str)}
+    if summaries:
+        messages = tuple(
+            m.replace(extra=tuple(sorted((*m.extra, ("codex_compaction_summary", True)))))
+            if m.id in summaries
+            else m
+            for m in messages
+        )
+    return LoadedChat(messages, usage=usage, warnings=notes + more, format="codex")
+
+
+def _title_of(rollout: _Rollout) -> str:
+    texts = (_user_text(op) for op in rollout.full)
+    return _title(next((t for t in texts if t is not None), ""))
+
+
+def _labels(rollout: _Rollout) -> list[tuple[str, str]]:
+    title = _title_of(rollout)
+    if not rollout.notes:
+        return [("0", title)]
+    return [
+        ("context", f"{title} (what the model saw last)"),
+        ("full", f"{title} (the whole rollout)"),
+    ]
+
+
+def _rollout(doc: Document) -> _Rollout:
     if doc.jsonl:
         parsed, warnings = _parse_lines_lenient(doc.lines)
         return _read_lines(parsed, warnings)
@@ -95,6 +384,22 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
     return _read_lines(list(enumerate(value, 1)), ())
 
 
+def read(doc: Document, options: ReadOptions) -> LoadedChat:
+    """The model's context after the last compaction (the whole rollout when there is none),
+    or, as conversation ``full``, every item in file order."""
+    rollout = _rollout(doc)
+    labels = _labels(rollout)
+    k = _pick_conversation(options.conversation, len(labels), labels)
+    if k == 1:
+        return _messages(rollout, rollout.full, rollout.warnings)
+    return _messages(rollout, rollout.context, rollout.warnings + rollout.notes)
+
+
+def conversations(doc: Document) -> list[tuple[str, str]]:
+    """One conversation; two (``context``, ``full``) when the history was compacted."""
+    return _labels(_rollout(doc))
+
+
 register(
     ChatFormat(
         name="codex",
@@ -102,6 +407,7 @@ register(
         read=read,
         sniff=sniff,
         sniff_line=sniff_line,
+        conversations=conversations,
         marks=frozenset({"timestamp", "type", "payload"}),
         jsonl=True,
         order=21,

@@ -98,9 +98,8 @@ class ItemReader:
             if kind not in _BUILT_IN:
                 self.unknown_items.setdefault(kind, where)
             rest = {k: v for k, v in item.items() if k not in ("type", "id", "status")}
-            self._assistant(where)["content"] = _join(
-                self.api[-1].get("content"), f"[{kind}] {_compact_json(rest, where)}"
-            )
+            entry = self._assistant(where)
+            entry["content"] = _join(entry.get("content"), f"[{kind}] {_compact_json(rest, where)}")
 
     def add_user_text(self, text: str, where: str) -> None:
         """A user turn recorded only as an event (Codex ``user_message``), unless already read."""
