@@ -436,11 +436,13 @@ def _gc_paused(fn: Callable[[], object]) -> Callable[[], None]:
 
 
 def load_files(messages: list[Message]) -> dict[str, bytes]:
-    """The chat as OpenAI JSON, three ways, each named after the reader that takes it.
+    """The chat as OpenAI JSON, four ways, each named after the reader that takes it.
 
     As people have it; as API responses give assistant messages (``"refusal": null,
-    "annotations": []``), which the fast path keeps in ``extra``; and with a key of the user's
-    own on every message (a timestamp), which sends the file to the general reader.
+    "annotations": []``), which the fast path keeps in ``extra``; with a key of the user's own
+    on every message (a timestamp), which the fast path also keeps in ``extra`` (until issue 15
+    it sent the file to the general reader); and with every text as a list of content parts
+    (``[{"type": "text", "text": ...}]``), which the general reader takes.
     """
     plain = messages_to_openai(messages)
     api = [dict(m, refusal=None, annotations=[]) if m["role"] == "assistant" else m for m in plain]
@@ -448,10 +450,15 @@ def load_files(messages: list[Message]) -> dict[str, bytes]:
         dict(m, timestamp=f"2026-11-29T12:{k // 60 % 60:02}:{k % 60:02}Z")
         for k, m in enumerate(plain)
     ]
+    parts = [
+        dict(m, content=[{"type": "text", "text": m["content"]}]) if m.get("content") else m
+        for m in plain
+    ]
     return {
         "fast path": orjson.dumps({"messages": plain}),
         "fast path, API-response keys": orjson.dumps({"messages": api}),
-        "general reader": orjson.dumps({"messages": stamped}),
+        "fast path, own key on every message": orjson.dumps({"messages": stamped}),
+        "general reader (content parts)": orjson.dumps({"messages": parts}),
     }
 
 
