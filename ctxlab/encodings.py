@@ -139,9 +139,11 @@ def _seed_tiktoken_cache(source: EncodingSource) -> bytes:
 def _mergeable_ranks(data: bytes, name: str) -> dict[bytes, int]:
     """The ranks of a verified ``.tiktoken`` rank file: ``base64(token) rank`` per line, as
     ``tiktoken.load.load_tiktoken_bpe`` reads them."""
-    decode = binascii.a2b_base64
+    fields = data.split()  # token, rank, token, rank, ...
     try:
-        return {decode(token): int(rank) for token, rank in map(bytes.split, data.splitlines())}
+        return dict(
+            zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True)
+        )
     except (ValueError, binascii.Error) as exc:  # cannot happen with the verified file
         raise CtxlabError(f"the {name} rank file does not parse: {exc}") from exc
 
