@@ -376,3 +376,12 @@ def test_an_unknown_compaction_field_still_takes_the_general_reader() -> None:
     data = orjson.dumps([{"role": "user", "content": "a", "is_summary": True, "t": 1}])
     assert formats._load_openai_fast(data) is None
     assert load_chat(data)[0].is_summary
+
+
+def test_an_own_key_string_that_is_not_utf8_is_left_to_the_general_reader() -> None:
+    data = b'[{"role": "user", "content": "a", "t": "caf\xe9"}]'  # Latin-1, not UTF-8
+    assert formats._load_openai_fast(data) is None
+    assert _outcome(data)[0] == "error"
+    escaped = b'[{"role": "user", "content": "a", "t": "caf\\u00e9 \\"x\\""}]'
+    fast = formats._load_openai_fast(escaped)
+    assert fast is not None and fast[0].extra == (("t", 'café "x"'),)

@@ -323,6 +323,11 @@ def _raw_value(raw: msgspec.Raw) -> Any:
     integers beyond 64 bits differently); ``_NOT_READ`` for a value to leave to the general
     reader (nested too deep, or not JSON orjson takes)."""
     text = bytes(raw)
+    if text[:1] == b'"' and b"\\" not in text:  # a string without escapes (a timestamp, an id)
+        try:
+            return text[1:-1].decode()  # strict UTF-8, as orjson reads it
+        except UnicodeDecodeError:
+            return _NOT_READ
     if text == b"[]":  # what API-response keys hold nearly always
         return []
     if text == b"null":
@@ -347,26 +352,35 @@ def _wire_extra(
 
     ``refusal`` is text or null; the other values are read by :func:`_raw_value`.
     """
+    unset = msgspec.UNSET
     pairs: list[tuple[str, Any]] = []
-    for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
-        if raw is not msgspec.UNSET:
-            value = _raw_value(raw)
-            if value is _NOT_READ:
-                return None
-            pairs.append((key, value))
-    if m.refusal is not msgspec.UNSET:
-        pairs.append(("refusal", m.refusal))
-    if own:
-        api = len(pairs)
-        for key, field in own:
-            raw = getattr(m, field)
-            if raw is not msgspec.UNSET:
+    if m.annotations is not unset or m.audio is not unset:
+        for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
+            if raw is not unset:
                 value = _raw_value(raw)
                 if value is _NOT_READ:
                     return None
                 pairs.append((key, value))
-        if api:  # keys are distinct, so the sort never compares values
-            pairs.sort()
+    if m.refusal is not unset:
+        pairs.append(("refusal", m.refusal))
+    api = len(pairs)
+    for key, field in own:
+        raw = getattr(m, field)
+        if raw is unset:
+            continue
+        text = bytes(raw)
+        if text[:1] == b'"' and b"\\" not in text:  # _raw_value's first case, inlined
+            try:
+                pairs.append((key, text[1:-1].decode()))
+            except UnicodeDecodeError:
+                return None
+            continue
+        value = _raw_value(raw)
+        if value is _NOT_READ:
+            return None
+        pairs.append((key, value))
+    if api and len(pairs) > api:  # keys are distinct, so the sort never compares values
+        pairs.sort()
     return tuple(pairs)
 
 
