@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab.formats import load_chat
-from ctxlab.insights import Fact, extract_facts
+from ctxlab.insights import Fact, FactCheck, FactRetention, extract_facts, fact_retention
+from ctxlab.insights.facts import searchable_text
 from ctxlab.model import Message, Role
 from ctxlab.samples import sample_path
 
@@ -202,3 +204,52 @@ def test_facts_equal_the_old_algorithm_on_generated_chats(
     assert extract_facts(messages, roles=tuple(Role), limit=7) == old_extract_facts(
         messages, roles=tuple(Role), limit=7
     )
+
+
+# -- fact retention: the same checks as before issue 15 -------------------------------------------
+
+_OLD_WORD = re.compile(r"\w+")
+
+
+def old_fact_retention(
+    original: Sequence[Message], context: Sequence[Message], facts: Iterable[Fact | str]
+) -> FactRetention:
+    chosen = tuple(f if isinstance(f, Fact) else Fact(f) for f in facts if str(f).strip())
+    texts = [searchable_text(m) for m in context]
+    joined = "\n\x00\n".join(texts)
+    offsets: list[int] = []
+    position = 0
+    for text in texts:
+        offsets.append(position)
+        position += len(text) + 3
+    words = set(_OLD_WORD.findall(joined))
+    checks: list[FactCheck] = []
+    for fact in chosen:
+        if not all(w in words for w in _OLD_WORD.findall(fact.text)):
+            checks.append(FactCheck(fact, False))
+            continue
+        at = joined.find(fact.text)
+        if at < 0:
+            checks.append(FactCheck(fact, False))
+            continue
+        holder = context[bisect_right(offsets, at) - 1]
+        checks.append(FactCheck(fact, True, holder.id, holder.is_summary))
+    return FactRetention(tuple(checks))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(list(Role)), _TEXT), min_size=1, max_size=8),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+    st.lists(st.one_of(_TEXT, _PIECES), max_size=6),
+    st.booleans(),
+)
+def test_fact_retention_equals_the_old_checks(
+    parts: list[tuple[Role, str]], keep: list[bool], typed: list[str], summary: bool
+) -> None:
+    chat = [Message(role, text, f"m{i}") for i, (role, text) in enumerate(parts)]
+    context = [m for m, kept in zip(chat, keep, strict=False) if kept]
+    if summary:
+        context.insert(0, Message(Role.ASSISTANT, " ".join(typed), "s", is_summary=True))
+    facts = [*typed, *extract_facts(chat, roles=tuple(Role), limit=UNLIMITED), Fact("x y")]
+    assert fact_retention(chat, context, facts) == old_fact_retention(chat, context, facts)

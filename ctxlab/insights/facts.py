@@ -11,6 +11,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from ctxlab.model import Message, Role
 
@@ -50,6 +51,7 @@ _TOKEN_REST = re.compile(r"\S*")
 _NAME_HINT = re.compile(r"[A-Z](?<![A-Za-z][A-Z])[a-z]+(?=\s+[A-Z][a-z])")
 """Where a name can start; the leading character class lets the regex engine skip ahead fast."""
 _WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s")
 _FACT_ROLES = (Role.USER, Role.TOOL, Role.FUNCTION)
 
 
@@ -229,23 +231,42 @@ def fact_retention(
         else tuple(f if isinstance(f, Fact) else Fact(f) for f in facts if str(f).strip())
     )
     texts = [searchable_text(m) for m in context]
-    joined = "\n\x00\n".join(texts)
-    offsets: list[int] = []
+    # Each message's whitespace-delimited tokens not seen in an earlier message, in message
+    # order: a word (\w+) and a fact without whitespace each lie inside one token, so they are
+    # found in this text (a tenth of a long agent chat's context) as surely as in the whole
+    # context, and the first message holding a fact is the one whose new tokens hold its first
+    # occurrence here.
+    parts: list[str] = []
+    starts: list[int] = []  # where each message's part begins in `vocabulary`
+    seen: set[str] = set()
     position = 0
     for text in texts:
-        offsets.append(position)
-        position += len(text) + 3
-    words = set(_WORD.findall(joined))
+        fresh = set(text.split()) - seen
+        seen |= fresh
+        part = " ".join(fresh)
+        parts.append(part)
+        starts.append(position)
+        position += len(part) + 1
+    vocabulary = " ".join(parts)
+    words = set(_WORD.findall(vocabulary))
+    joined: str | None = None  # the whole context, for facts with whitespace (built on demand)
+    offsets: list[int] = []
     checks: list[FactCheck] = []
     for fact in chosen:
         # Fast reject: a fact whose words are not all in the context cannot be in it.
         if not all(w in words for w in _WORD.findall(fact.text)):
             checks.append(FactCheck(fact, False))
             continue
-        at = joined.find(fact.text)
+        if fact.text and _SPACE.search(fact.text) is None:
+            at, where = vocabulary.find(fact.text), starts
+        else:
+            if joined is None:
+                joined = "\n\x00\n".join(texts)
+                offsets = list(accumulate((len(t) + 3 for t in texts[:-1]), initial=0))
+            at, where = joined.find(fact.text), offsets
         if at < 0:
             checks.append(FactCheck(fact, False))
             continue
-        holder = context[bisect_right(offsets, at) - 1]
+        holder = context[bisect_right(where, at) - 1]
         checks.append(FactCheck(fact, True, holder.id, holder.is_summary))
     return FactRetention(tuple(checks))
