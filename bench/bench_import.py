@@ -1,17 +1,21 @@
-"""How long ctxlab takes to start: import times and the `ctxlab strategies` command.
+"""How long ctxlab takes to start: import times, ``ctxlab strategies`` and ``ctxlab show``.
 
 Run ``python bench/bench_import.py`` from the repository root, or ``--root DIR`` to measure
 another checkout (e.g. an older commit unpacked with ``git archive``) with the same method.
 Prints a markdown table: the cumulative import time ``python -X importtime`` reports for
 ``ctxlab``, ``ctxlab.cli`` and ``ctxlab.strategies`` (median of ``--runs`` fresh
-interpreters), the wall time of ``ctxlab strategies``, and whether ``openai``/``streamlit`` were
-imported. Makes no assertions: ``tests/test_lean_import.py`` guards what must not be imported.
+interpreters), the wall time of ``ctxlab strategies`` and of ``ctxlab show`` on a small sample
+chat (and, because a shared machine stretches wall time, the CPU time of the same runs; on an
+idle machine wall time is about the CPU time), the same for ``python -c pass`` (the floor: the
+interpreter and site start-up), and whether ``openai``/``streamlit`` were imported. Makes no
+assertions: ``tests/test_lean_import.py`` guards what must not be imported.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,16 +62,25 @@ def import_ms(code: str, root: Path) -> tuple[float, set[str]]:
     return micros / 1000, set(done.stdout.split())
 
 
-def command_ms(root: Path) -> float:
+SMALL_CHAT = "ctxlab/sample_chats/support_function_calls.json"
+COMMANDS = {
+    "`python -c pass` (interpreter start-up, the floor)": ["-c", "pass"],
+    "`ctxlab strategies`": ["-m", "ctxlab.cli", "strategies"],
+    f"`ctxlab show {SMALL_CHAT.rsplit('/', 1)[-1]}`": ["-m", "ctxlab.cli", "show", SMALL_CHAT],
+}
+
+
+def command_ms(args: list[str], root: Path) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of ``python <args>`` in a fresh process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "ctxlab.cli", "strategies"],
-        capture_output=True,
-        env=_env(root),
-        cwd=root,
-        check=True,
+        [sys.executable, *args], capture_output=True, env=_env(root), cwd=root, check=True
     )
-    return (time.perf_counter() - start) * 1000
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall * 1000, cpu * 1000
 
 
 def main() -> int:
@@ -86,8 +99,13 @@ def main() -> int:
             times.append(ms)
             heavy |= loaded
         print(f"| {label} | {statistics.median(times):.0f} | {', '.join(sorted(heavy)) or '-'} |")
-    wall = statistics.median(command_ms(root) for _ in range(args.runs))
-    print(f"| `ctxlab strategies` (wall, process start included) | {wall:.0f} | |")
+    print("\n| command (process start included) | wall ms | CPU ms |")
+    print("|---|---:|---:|")
+    for label, command in COMMANDS.items():
+        runs = [command_ms(command, root) for _ in range(args.runs)]
+        wall = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        print(f"| {label} | {wall:.0f} | {cpu:.0f} |")
     return 0
 
 

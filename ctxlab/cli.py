@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
 from ctxlab.formats import (
@@ -29,19 +29,15 @@ from ctxlab.formats import (
 from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.rounds import Round
-from ctxlab.strategies import (
-    Decision,
-    Strategy,
-    TrimResult,
-    build_strategy,
-    format_value,
-    get_strategy_class,
-    parameters,
-    strategy_names,
-)
-from ctxlab.summarizers import Summarizer
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import tool_overhead, with_tools
+
+if TYPE_CHECKING:
+    from ctxlab.strategies import Strategy, TrimResult
+    from ctxlab.summarizers import Summarizer
+
+# The strategies (with the summarizers, redaction and plug-in discovery they bring) are imported
+# by the commands that use them, so `ctxlab show` does not pay for them.
 
 __all__ = ["main"]
 
@@ -172,6 +168,8 @@ def _summarizer_for(
 
 
 def _strategy_from(args: argparse.Namespace) -> Strategy:
+    from ctxlab.strategies import build_strategy
+
     return build_strategy(args.strategy, _parse_params(args.param))
 
 
@@ -301,6 +299,8 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
             f"inserted: {m.role.value}{flags} {m.id}, {counter.count_message(m):,} tokens",
             file=out,
         )
+    from ctxlab.strategies import Decision
+
     counts = result.decision_counts()
     spread = ", ".join(f"{d.value} {counts[d]:,}" for d in Decision if counts[d])
     saved = result.tokens_saved / result.tokens_before * 100 if result.tokens_before else 0.0
@@ -317,6 +317,8 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _params_text(strategy: Strategy) -> str:
+    from ctxlab.strategies import format_value, parameters
+
     values = [
         f"{info.name}={format_value(_get(strategy, info.path))}"
         for info in parameters(type(strategy))
@@ -400,6 +402,8 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.strategies import format_value, get_strategy_class, parameters, strategy_names
+
     for name in strategy_names():
         cls = get_strategy_class(name)
         print(f"{name}: {cls.title}", file=out)

@@ -292,3 +292,96 @@ def test_a_value_the_general_reader_finds_too_deep_is_too_deep_on_the_fast_path_
             load_chat(data)
     finally:
         sys.setrecursionlimit(limit)
+
+
+# -- keys of the user's own ------------------------------------------------------------------------
+
+_own_keys = st.sampled_from(["timestamp", "metadata", "x-trace id", "extra", "ünïcode", "0"])
+_own_values = st.one_of(
+    st.none(), _texts, st.integers(-3, 3), st.just(2**70), st.just({"a": [1, {"b": None}]})
+)
+
+
+@st.composite
+def _own_key_documents(draw: st.DrawFn) -> Any:
+    """A common-shape document whose messages carry keys of the user's own (some, or all)."""
+    doc = draw(_documents(plain=True))
+    messages = doc if isinstance(doc, list) else doc["messages"]
+    for m in messages:
+        for key in draw(st.lists(_own_keys, max_size=3, unique=True)):
+            m[key] = draw(_own_values)
+    return doc
+
+
+@settings(max_examples=300, deadline=None)
+@given(_own_key_documents())
+def test_keys_of_the_users_own_take_the_fast_path_and_agree(doc: Any) -> None:
+    data = _json(doc)
+    fast = formats._load_openai_fast(data)
+    assert fast is not None
+    assert [_fields(m) for m in fast] == _outcome(orjson.loads(data))[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_messages(), max_size=8), st.data())
+def test_the_general_reader_reads_parsed_and_given_values_alike(
+    messages: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    # Bytes the fast path declines are parsed and read with the per-layout plans
+    # (trusted values); a value passed in is read by the checking reader.
+    for m in messages:
+        if data.draw(st.booleans()):
+            m[data.draw(_own_keys)] = data.draw(_own_values)
+    m_bad = {
+        "role": "user",
+        "content": "x",
+        "is_summary": None,
+    }  # sends bytes to the general reader
+    doc = {"messages": [*messages, m_bad]}
+    raw = _json(doc)
+    assert formats._load_openai_fast(raw) is None
+    assert _outcome(raw) == _outcome(orjson.loads(raw))
+
+
+def test_every_message_with_a_timestamp_loads_on_the_fast_path_with_it_in_extra() -> None:
+    msgs = [{"role": "user", "content": str(i), "timestamp": f"t{i}"} for i in range(50)]
+    msgs[7]["source"] = {"app": "cli"}  # a second key of the user's own, once
+    data = orjson.dumps({"messages": msgs})
+    fast = formats._load_openai_fast(data)
+    assert fast is not None
+    assert fast[0].extra == (("timestamp", "t0"),)
+    assert fast[7].extra == (("source", {"app": "cli"}), ("timestamp", "t7"))
+    assert [m.extra for m in fast] == [m.extra for m in load_chat(orjson.loads(data))]
+
+
+@pytest.mark.parametrize("key", ['say "hi"', "back\\slash", "tab\there"])
+def test_a_key_msgspec_cannot_name_leaves_the_fast_path_and_is_kept(key: str) -> None:
+    data = orjson.dumps([{"role": "user", "content": "a", key: 1}])
+    assert formats._load_openai_fast(data) is None
+    assert load_chat(data)[0].extra == ((key, 1),)
+
+
+def test_more_own_keys_than_the_fast_path_discovers_take_the_general_reader() -> None:
+    limit = formats._fastpath._WIRE_MAX_OWN_KEYS
+    up_to = orjson.dumps([{"role": "user", "content": "a", **{f"k{i}": i for i in range(limit)}}])
+    beyond = orjson.dumps(
+        [{"role": "user", "content": "a", **{f"k{i}": i for i in range(limit + 1)}}]
+    )
+    assert formats._load_openai_fast(up_to) is not None
+    assert formats._load_openai_fast(beyond) is None
+    assert len(load_chat(beyond)[0].extra) == limit + 1
+
+
+def test_an_unknown_compaction_field_still_takes_the_general_reader() -> None:
+    data = orjson.dumps([{"role": "user", "content": "a", "is_summary": True, "t": 1}])
+    assert formats._load_openai_fast(data) is None
+    assert load_chat(data)[0].is_summary
+
+
+def test_an_own_key_string_that_is_not_utf8_is_left_to_the_general_reader() -> None:
+    data = b'[{"role": "user", "content": "a", "t": "caf\xe9"}]'  # Latin-1, not UTF-8
+    assert formats._load_openai_fast(data) is None
+    assert _outcome(data)[0] == "error"
+    escaped = b'[{"role": "user", "content": "a", "t": "caf\\u00e9 \\"x\\""}]'
+    fast = formats._load_openai_fast(escaped)
+    assert fast is not None and fast[0].extra == (("t", 'café "x"'),)

@@ -66,3 +66,15 @@ def test_the_cli_lists_strategies_without_openai() -> None:
     )
     assert "openai" not in loaded
     assert "pandas" not in loaded
+
+
+def test_the_cli_shows_a_small_chat_without_openai_pandas_or_plotly() -> None:
+    loaded = _modules_after(
+        "import contextlib, io\n"
+        "from ctxlab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['show', 'ctxlab/sample_chats/support_function_calls.json']) == 0"
+    )
+    assert "tiktoken" in loaded  # it does count
+    for heavy in ("openai", "pandas", "numpy", "plotly", "streamlit", "duckdb", "ray"):
+        assert heavy not in loaded, heavy

@@ -13,6 +13,7 @@ import tiktoken
 import tiktoken.registry
 from chatgen import chats
 from hypothesis import given, settings
+from tiktoken_ext import openai_public
 
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
@@ -144,3 +145,19 @@ def test_an_unknown_model_raises_unknown_name_error() -> None:
         get_counter("no-such-model")
     with pytest.raises(UnknownNameError):
         load_encoding("r50k_base")
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE_ENCODINGS))
+def test_load_encoding_builds_what_tiktoken_builds(name: str) -> None:
+    # ctxlab decodes the verified rank file itself and holds openai_public's pattern and special
+    # tokens: both must be exactly what tiktoken's own constructor gives.
+    ours = load_encoding(name)
+    theirs = getattr(openai_public, name)()  # reads the rank file load_encoding put in the cache
+    assert ours.name == theirs["name"]
+    assert ours._pat_str == theirs["pat_str"]
+    assert ours._special_tokens == theirs["special_tokens"]
+    assert ours._mergeable_ranks == theirs["mergeable_ranks"]
+    reference = tiktoken.Encoding(**theirs)
+    assert ours.max_token_value == reference.max_token_value
+    text = "Grüße, 東京! 1234567 tokens   \n\n  it's <|endoftext|> 😀"
+    assert ours.encode(text, allowed_special="all") == reference.encode(text, allowed_special="all")

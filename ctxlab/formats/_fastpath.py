@@ -9,7 +9,8 @@ Three tricks, each checked against the plain way of doing the same thing:
 * **The GC pause.** :func:`_gc_paused` keeps the cyclic garbage collector from walking the many
   acyclic objects a load builds.
 * **The msgspec fast path.** :func:`_load_openai_fast` decodes OpenAI JSON of the common shape
-  straight into structs; it returns None for anything else, and the general reader (which gives
+  straight into structs, keys of the user's own on the messages included (kept in ``extra``, see
+  :func:`_wire_decoder`); it returns None for anything else, and the general reader (which gives
   the same messages for those files) takes over.
 
 Format readers only call :func:`_new_message_full` and :func:`_new_tool_call`.
@@ -18,7 +19,9 @@ Format readers only call :func:`_new_message_full` and :func:`_new_tool_call`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -236,35 +239,148 @@ class _WireChat(msgspec.Struct, gc=False):
     conversations: Any = msgspec.UNSET
 
 
-_WIRE_DECODER: Final = msgspec.json.Decoder(_WireChat | list[_WireMessage])
+# Message keys that map to Message fields: _WireMessage's, and the compaction fields, which
+# need the general reader. Never a key of the user's own (_messages._MESSAGE_KEYS is a subset).
+_MODELLED_KEYS: Final = frozenset(
+    {f.encode_name for f in msgspec.structs.fields(_WireMessage)}
+    | {"is_compaction", "is_summary", "compaction_meta"}
+)
+# At most this many distinct keys of the user's own (each costs a decode to discover); a file
+# with more takes the general reader.
+_WIRE_MAX_OWN_KEYS: Final = 8
+_UNNAMEABLE: Final = re.compile(r'["\\\x00-\x1f]')
+_UNKNOWN_FIELD: Final = re.compile(r"\AObject contains unknown field `(.*)` - at `\$[^`]*`\Z", re.S)
+
+
+@functools.lru_cache(maxsize=32)
+def _wire_decoder(own_keys: tuple[str, ...]) -> msgspec.json.Decoder[Any]:
+    """The decoder of OpenAI JSON whose messages may hold ``own_keys`` besides the modelled
+    ones; each such key is a :class:`msgspec.Raw` field ``own_<i>`` (``own_keys[i]`` in the
+    file), left UNSET where a message lacks it. Any other unknown key fails the decode with a
+    ValidationError that names it (see :func:`_unknown_own_key`)."""
+    if not own_keys:
+        return msgspec.json.Decoder(_WireChat | list[_WireMessage])
+    fields = [
+        (f"own_{i}", msgspec.Raw | msgspec.UnsetType, msgspec.UNSET) for i in range(len(own_keys))
+    ]
+    message = msgspec.defstruct(
+        "_WireMessageOwnKeys",
+        fields,
+        bases=(_WireMessage,),
+        rename={f"own_{i}": key for i, key in enumerate(own_keys)},
+        forbid_unknown_fields=True,
+        gc=False,
+    )
+    chat = msgspec.defstruct(
+        "_WireChatOwnKeys",
+        [("messages", list[message])],  # type: ignore[valid-type]
+        bases=(_WireChat,),
+        gc=False,
+    )
+    return msgspec.json.Decoder(chat | list[message])  # type: ignore[valid-type]
+
+
+def _unknown_own_key(exc: msgspec.ValidationError) -> str | None:
+    """The message key a failed decode did not know, when that is why it failed and the key is
+    not one ctxlab models; else None."""
+    found = _UNKNOWN_FIELD.match(str(exc))
+    if found is None:
+        return None
+    key = found.group(1)
+    # msgspec cannot rename a field to a name with a quote, backslash or control character.
+    if key in _MODELLED_KEYS or _UNNAMEABLE.search(key) is not None:
+        return None
+    return key
+
+
+def _wire_decode(data: bytes) -> tuple[Any, tuple[str, ...]] | None:
+    """``data`` decoded by :func:`_wire_decoder`, with the keys of the user's own its messages
+    hold (sorted), or None when it is not OpenAI JSON of the common shape.
+
+    Keys of the user's own are found one decode at a time: each failed decode names the first
+    unknown key it met, which the next decoder accepts.
+    """
+    own_keys: tuple[str, ...] = ()
+    while True:
+        try:
+            return _wire_decoder(own_keys).decode(data), own_keys
+        except msgspec.ValidationError as exc:
+            key = _unknown_own_key(exc)
+            if key is None or len(own_keys) >= _WIRE_MAX_OWN_KEYS:
+                return None
+            own_keys = tuple(sorted((*own_keys, key)))
+        except (msgspec.DecodeError, RecursionError):  # not JSON, too deep
+            return None
+
+
 # Raw values nesting deeper than this go to the general reader, whose parser limits the depth of
 # the whole document (orjson: 1024 levels); these values are flat in practice.
 _WIRE_EXTRA_MAX_OPENINGS: Final = 64
 
 
-def _wire_extra(m: _WireMessage) -> tuple[tuple[str, Any], ...] | None:
-    """``extra`` of a message with API-response keys, sorted by key as the general reader sorts
-    it; None to leave the file to the general reader.
+def _raw_value(raw: msgspec.Raw) -> Any:
+    """A raw JSON value read by orjson, as the general reader reads it (msgspec would read
+    integers beyond 64 bits differently); ``_NOT_READ`` for a value to leave to the general
+    reader (nested too deep, or not JSON orjson takes)."""
+    text = bytes(raw)
+    if text[:1] == b'"' and b"\\" not in text:  # a string without escapes (a timestamp, an id)
+        try:
+            return text[1:-1].decode()  # strict UTF-8, as orjson reads it
+        except UnicodeDecodeError:
+            return _NOT_READ
+    if text == b"[]":  # what API-response keys hold nearly always
+        return []
+    if text == b"null":
+        return None
+    if text.count(b"[") + text.count(b"{") > _WIRE_EXTRA_MAX_OPENINGS:
+        return _NOT_READ
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _NOT_READ
 
-    ``annotations`` and ``audio`` are re-read by orjson, as the general reader reads them
-    (msgspec would read integers beyond 64 bits differently); ``refusal`` is text or null.
+
+_NOT_READ: Final = object()
+
+
+def _wire_extra(
+    m: _WireMessage, own: tuple[tuple[str, str], ...] = ()
+) -> tuple[tuple[str, Any], ...] | None:
+    """``extra`` of a message with API-response keys or keys of the user's own (``own``: pairs
+    of key and struct field, see :func:`_wire_decoder`), sorted by key as the general reader
+    sorts it; None to leave the file to the general reader.
+
+    ``refusal`` is text or null; the other values are read by :func:`_raw_value`.
     """
+    unset = msgspec.UNSET
     pairs: list[tuple[str, Any]] = []
-    for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
-        if raw is msgspec.UNSET:
+    if m.annotations is not unset or m.audio is not unset:
+        for key, raw in (("annotations", m.annotations), ("audio", m.audio)):
+            if raw is not unset:
+                value = _raw_value(raw)
+                if value is _NOT_READ:
+                    return None
+                pairs.append((key, value))
+    if m.refusal is not unset:
+        pairs.append(("refusal", m.refusal))
+    api = len(pairs)
+    for key, field in own:
+        raw = getattr(m, field)
+        if raw is unset:
             continue
         text = bytes(raw)
-        if text == b"[]" or text == b"null":  # what these keys hold nearly always
-            pairs.append((key, [] if text == b"[]" else None))
+        if text[:1] == b'"' and b"\\" not in text:  # _raw_value's first case, inlined
+            try:
+                pairs.append((key, text[1:-1].decode()))
+            except UnicodeDecodeError:
+                return None
             continue
-        if text.count(b"[") + text.count(b"{") > _WIRE_EXTRA_MAX_OPENINGS:
+        value = _raw_value(raw)
+        if value is _NOT_READ:
             return None
-        try:
-            pairs.append((key, orjson.loads(text)))
-        except orjson.JSONDecodeError:
-            return None
-    if m.refusal is not msgspec.UNSET:
-        pairs.append(("refusal", m.refusal))
+        pairs.append((key, value))
+    if api and len(pairs) > api:  # keys are distinct, so the sort never compares values
+        pairs.sort()
     return tuple(pairs)
 
 
@@ -279,10 +395,11 @@ def _load_openai_fast_full(data: bytes) -> tuple[tuple[Message, ...], bytes | No
     top-level ``tools`` (None when absent), or None for the general reader."""
     if not _LAYOUT_WORKS:
         return None
-    try:
-        wire = _WIRE_DECODER.decode(data)
-    except (msgspec.DecodeError, RecursionError):  # not JSON, not this shape, too deep
+    decoded = _wire_decode(data)
+    if decoded is None:
         return None
+    wire, own_keys = decoded
+    own_fields = tuple((key, f"own_{i}") for i, key in enumerate(own_keys))
     tools: bytes | None = None
     if isinstance(wire, _WireChat):
         if not (wire.system is wire.mapping is wire.conversations is msgspec.UNSET):
@@ -324,8 +441,8 @@ def _load_openai_fast_full(data: bytes) -> tuple[tuple[Message, ...], bytes | No
             legacy = (_new_tool_call(None, fc.name, fc.arguments, "function"),)
             calls = calls + legacy
         extra: tuple[tuple[str, Any], ...] = ()
-        if not (m.annotations is m.audio is m.refusal is msgspec.UNSET):
-            found = _wire_extra(m)
+        if own_fields or not (m.annotations is m.audio is m.refusal is msgspec.UNSET):
+            found = _wire_extra(m, own_fields)
             if found is None:
                 return None
             extra = found

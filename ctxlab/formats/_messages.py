@@ -507,6 +507,67 @@ def _read_plain(
     return _new_message_full(role, text, mid, name, calls, tool_call_id, False, False, None, extra)
 
 
+# How to read the messages of one key layout (see _shape_plan): whether the layout has an id, a
+# name, a tool_call_id and tool_calls, and its other keys, sorted (they go to `extra`).
+_Plan = tuple[bool, bool, bool, bool, tuple[str, ...]]
+
+
+def _shape_plan(shape: tuple[str, ...]) -> _Plan | None:
+    """How :func:`_read_planned` reads a parsed message whose keys are ``shape``; None when
+    such messages need the other readers (no role or content, or a compaction field or
+    ``function_call``). A chat has a handful of layouts, so this runs a handful of times."""
+    keys = frozenset(shape)
+    if "role" not in keys or "content" not in keys or not _SPECIAL_KEYS.isdisjoint(keys):
+        return None
+    extra = tuple(sorted(keys - _MESSAGE_KEYS))
+    return ("id" in keys, "name" in keys, "tool_call_id" in keys, "tool_calls" in keys, extra)
+
+
+def _read_planned(m: dict[str, Any], plan: _Plan, mid: str) -> Message | None:
+    """The parsed message ``m`` laid out as ``plan`` says, with ``mid`` as its id unless it has
+    its own; None for anything :func:`_read_plain` would decline (a value of another type,
+    calls that are not plain), which the full reader then reads or reports.
+
+    Gives the Message :func:`_read_plain` gives for trusted values: ``extra`` holds the keys
+    ctxlab does not model, sorted; a null name, tool_call_id or tool_calls is absent.
+    """
+    has_id, has_name, has_call_id, has_calls, extra_keys = plan
+    role = _ROLES.get(m["role"])
+    content = m["content"]
+    if role is None or not (content is None or type(content) is str):
+        return None
+    if has_id:
+        own = m["id"]
+        if own is not None:
+            if type(own) is not str:
+                return None
+            mid = own
+    name = m["name"] if has_name else None
+    call_id = m["tool_call_id"] if has_call_id else None
+    if (name is not None and type(name) is not str) or (
+        call_id is not None and type(call_id) is not str
+    ):
+        return None
+    calls: tuple[ToolCall, ...] = ()
+    raw_calls = m["tool_calls"] if has_calls else None
+    if raw_calls is not None:
+        if type(raw_calls) is not list:
+            return None
+        made = []
+        for tc in raw_calls:
+            call = _plain_tool_call(tc)
+            if call is None:
+                return None
+            made.append(call)
+        calls = tuple(made)
+    extra = (
+        tuple(zip(extra_keys, map(m.__getitem__, extra_keys), strict=True)) if extra_keys else ()
+    )
+    return _new_message_full(
+        role, content or "", mid, name, calls, call_id, False, False, None, extra
+    )
+
+
 def _read_messages(
     items: Sequence[Any],
     path_of: Callable[[int], str],
@@ -528,7 +589,27 @@ def _read_messages(
     roles = _ROLES
     make = _new_message_full
     append = out.append
+    plans: dict[tuple[str, ...], _Plan | None] = {}
     for i, m in enumerate(items):
+        if trusted and type(m) is dict:
+            # Parsed messages of a known key layout (nearly all of them): see _read_planned.
+            shape = tuple(m)
+            try:
+                plan = plans[shape]
+            except KeyError:
+                plan = plans[shape] = _shape_plan(shape)
+            if plan is not None:
+                try:
+                    planned = _read_planned(m, plan, f"m{len(out)}")
+                except TypeError:  # an unhashable role
+                    planned = None
+                if planned is not None:
+                    if plan[0] and m["id"] is not None:  # an id of its own
+                        if planned.id in given:
+                            _duplicate_id(planned.id, given[planned.id][0], i, path_of)
+                        given[planned.id] = (i, len(out))
+                    append(planned)
+                    continue
         # Fast paths for the messages that make up nearly every chat: text, tool calls and
         # tool results with plain string fields. Anything else takes _read_message, which
         # gives the same Message for these and names the place of any error.
