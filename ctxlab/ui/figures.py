@@ -22,6 +22,7 @@ from ctxlab.strategies.base import Decision
 from ctxlab.ui.text import hover_safe
 
 __all__ = [
+    "DECISIONS",
     "DECISION_COLOURS",
     "DECISION_LEGEND",
     "FONT_SIZE",
@@ -33,6 +34,7 @@ __all__ = [
     "RoundBlock",
     "cache_figure",
     "context_tokens_figure",
+    "decision_codes",
     "disagreement_figure",
     "replay_cost_figure",
     "replay_tokens_figure",
@@ -109,8 +111,9 @@ def _layout(fig: go.Figure, *, title: str | None, height: int) -> go.Figure:
     return fig
 
 
-_DECISIONS: tuple[Decision, ...] = tuple(Decision)
-_DECISION_CODE: Mapping[Decision, int] = {d: i for i, d in enumerate(_DECISIONS)}
+DECISIONS: tuple[Decision, ...] = tuple(Decision)
+"""Every decision, in the order the codes of :func:`decision_codes` index."""
+_DECISION_CODE: Mapping[Decision, int] = {d: i for i, d in enumerate(DECISIONS)}
 _MIXED_CODE = -1
 
 
@@ -155,9 +158,13 @@ def _round_preview(chat: CountedChat, tables: _ChatTables, k: int) -> str:
     return found
 
 
-def _decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.ndarray:
-    """Each message's decision as a small integer (missing ids count as kept); the last
-    mapping's codes are kept with the chat, so the main map and its zoom compute them once."""
+def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.ndarray:
+    """Each message's decision as its index in :data:`DECISIONS` (a missing id counts as
+    kept), one ``int8`` per message in chat order.
+
+    The codes of the last mapping asked for are kept with the chat, so the round map, its zoom
+    and the message table of one run compute them once.
+    """
     held: dict[str, object] = chat.derived("figures.last_codes", lambda _: {})
     if held.get("decisions") is decisions:
         codes: np.ndarray = held["codes"]  # type: ignore[assignment]
@@ -196,7 +203,7 @@ def round_blocks(
     lo, hi = max(lo, 0), min(hi, nrounds)
     if hi <= lo:
         return []
-    codes = _decision_codes(chat, decisions)
+    codes = decision_codes(chat, decisions)
     starts, stops = tables.starts[lo:hi], tables.stops[lo:hi]
     # changes[i]: how many times the decision changes among messages 0..i (a run-length index).
     changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
@@ -204,7 +211,7 @@ def round_blocks(
     round_code = np.where(uniform, codes[starts], _MIXED_CODE)
     decision_prefix = {
         d: np.concatenate(([0], np.cumsum(codes == c)))
-        for c, d in enumerate(_DECISIONS)
+        for c, d in enumerate(DECISIONS)
         if (codes == c).any()
     }
     prefix = chat.prefix
@@ -222,7 +229,7 @@ def round_blocks(
             a,
             b,
             prefix[b] - prefix[a],
-            MIXED if code == _MIXED_CODE else _DECISIONS[code].value,
+            MIXED if code == _MIXED_CODE else DECISIONS[code].value,
             roles,
             _round_preview(chat, tables, first),
             split,

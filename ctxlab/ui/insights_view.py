@@ -222,8 +222,12 @@ def render_message_problems(message_id: str, by_provider: ProblemsByProvider) ->
 
 
 def chat_facts(counted: CountedChat) -> tuple[Fact, ...]:
-    """Facts picked from the chat automatically, computed once per loaded chat."""
-    return per_chat("facts", counted, lambda: extract_facts(counted.messages))
+    """Facts picked from the chat automatically, computed once per counted chat and kept with
+    it (:meth:`CountedChat.derived`): every session showing the same chat shares them."""
+    facts: tuple[Fact, ...] = counted.derived(
+        "insights.chat_facts", lambda chat: extract_facts(chat.messages)
+    )
+    return facts
 
 
 def typed_facts(text: str) -> tuple[Fact, ...]:
@@ -275,7 +279,14 @@ def render_facts(counted: CountedChat, context: Sequence[Message], *, key: str) 
     )
     auto = chat_facts(counted)
     facts = (*typed_facts(typed), *auto)
-    retention = retention_of(counted.messages, context, facts)
+    # Once per (chat, context sent, typed facts): a rerun for another reason (a filter, a tab)
+    # or a budget that sends the same messages does not search the context again.
+    retention = per_chat(
+        f"retention.{key}",
+        counted,
+        lambda: retention_of(counted.messages, context, facts),
+        extra=(tuple(context), typed),
+    )
     cols = st.columns(3)
     cols[0].metric("Fact retention", f"{retention.percent:.1f}%")
     cols[1].metric("Facts kept", f"{retention.retained:,} of {retention.total:,}")
