@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import plotly.graph_objects as go
@@ -169,11 +170,10 @@ def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.n
     if held.get("decisions") is decisions:
         codes: np.ndarray = held["codes"]  # type: ignore[assignment]
         return codes
-    get, code = decisions.get, _DECISION_CODE
-    kept = Decision.KEPT
-    codes = np.fromiter(
-        (code[get(mid, kept)] for mid in chat.ids), dtype=np.int8, count=len(chat.messages)
-    )
+    ids = chat.ids
+    # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
+    looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
+    codes = np.fromiter(map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids))
     held.clear()
     held.update(decisions=decisions, codes=codes)
     return codes
