@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -207,71 +207,99 @@ def apptest_row(name: str, repeat: int, only: set[str]) -> dict[str, list[float]
 def browser_rows(
     sizes: Sequence[int], repeat: int, only: set[str], folder: Path
 ) -> dict[int, dict[str, list[float]]]:
-    """The same actions in Chromium: key press (or click, or page open) to idle page."""
+    """The same actions in Chromium: key press (or click, or page open) to idle page.
+
+    A figure runs from the action to the end of the script run it causes with every element
+    rendered (no fixed settling pause included); the page then settles, untimed.
+    """
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
     from browser_support import (  # type: ignore[import-not-found]
-        open_app,
-        rerun_after,
+        APP_IDLE,
+        RERUN_DONE,
+        SKELETON,
+        arm_rerun_watch,
         serve_app,
         slider_input,
         wait_for_app,
     )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    timeout = TIMEOUT_S * 1000
+
+    no_skeleton = f"() => document.querySelectorAll({SKELETON!r}).length === 0"
+
+    def rendered(page: Any) -> float:
+        """When no element waits for its frontend code any more (polled every 20 ms)."""
+        page.wait_for_function(no_skeleton, timeout=timeout, polling=20)
+        return time.perf_counter()
+
+    def timed_rerun(page: Any, action: Callable[[], object]) -> float:
+        arm_rerun_watch(page)
+        start = time.perf_counter()
+        action()
+        page.wait_for_function(RERUN_DONE, timeout=timeout, polling=20)
+        elapsed = rendered(page) - start
+        wait_for_app(page, timeout)
+        return elapsed
+
+    def timed_open(page: Any, url: str) -> float:
+        start = time.perf_counter()
+        page.goto(url, wait_until="domcontentloaded")
+        expect(page.locator(APP_IDLE)).to_be_attached(timeout=timeout)
+        elapsed = rendered(page) - start
+        wait_for_app(page, timeout)
+        return elapsed
 
     out: dict[int, dict[str, list[float]]] = {}
     log = Path(tempfile.gettempdir()) / "ctxlab-bench-interactive-server.log"
     env = {"CTXLAB_CHATS_DIR": str(folder), "PYTHONPATH": str(ROOT)}
     with serve_app(log, env) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+
+        def new_page() -> Any:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(timeout)
+            return page
+
+        common = f"chat={{name}}&strategy=window-drop&model={MODEL}"
         try:
             for n in sizes:
                 name = chat_name(n)
+                query = common.format(name=name)
                 row: dict[str, list[float]] = {}
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.set_default_timeout(TIMEOUT_S * 1000)
-                query = f"chat={name}&strategy=window-drop&model={MODEL}&budget=64000"
-                open_app(page, base, query=query)
+                page = new_page()
+                timed_open(page, f"{base}/?{query}&budget=64000")  # loads and counts the chat
                 if "playground" in only:
                     box = page.get_by_label("Token budget", exact=True).first
                     row["playground"] = []
                     for budget in _budgets(repeat):
                         box.fill(str(budget))
-                        start = time.perf_counter()
-                        rerun_after(page, lambda box=box: box.press("Enter"))
-                        row["playground"].append(time.perf_counter() - start)
+                        row["playground"].append(
+                            timed_rerun(page, lambda box=box: box.press("Enter"))
+                        )
                 if "facts" in only:
-                    start = time.perf_counter()
-                    rerun_after(page, page.get_by_role("tab", name="Facts", exact=True).first.click)
-                    row["facts"] = [time.perf_counter() - start]
+                    tab = page.get_by_role("tab", name="Facts", exact=True).first
+                    row["facts"] = [timed_rerun(page, tab.click)]
                 page.close()
                 if "replay-open" in only or "replay-step" in only:
-                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                    page.set_default_timeout(TIMEOUT_S * 1000)
-                    query = f"chat={name}&strategy=window-drop&model={MODEL}&budget={REPLAY_BUDGET}"
-                    start = time.perf_counter()
-                    open_app(page, base, "/Replay", query)
-                    row["replay-open"] = [time.perf_counter() - start]
+                    page = new_page()
+                    url = f"{base}/Replay?{query}&budget={REPLAY_BUDGET}"
+                    row["replay-open"] = [timed_open(page, url)]
                     if "replay-step" in only:
                         scrubber = slider_input(page, "Turn")
                         scrubber.focus()
-                        row["replay-step"] = []
-                        for _ in range(repeat):
-                            start = time.perf_counter()
-                            rerun_after(page, lambda s=scrubber: s.press("ArrowLeft"))
-                            row["replay-step"].append(time.perf_counter() - start)
+                        row["replay-step"] = [
+                            timed_rerun(page, lambda s=scrubber: s.press("ArrowLeft"))
+                            for _ in range(repeat)
+                        ]
                     page.close()
                 if "compare" in only:
-                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                    page.set_default_timeout(TIMEOUT_S * 1000)
-                    query = (
-                        f"chat={name}&strategy=window-drop&model={MODEL}&cmp=3"
-                        "&cmp1=window-drop&cmp1.budget=96000&cmp2=trim-last&cmp2.budget=96000"
-                        "&cmp3=clear-tool-results"
+                    page = new_page()
+                    url = (
+                        f"{base}/Compare?{query}&cmp=3&cmp1=window-drop&cmp1.budget=96000"
+                        "&cmp2=trim-last&cmp2.budget=96000&cmp3=clear-tool-results"
                     )
-                    start = time.perf_counter()
-                    open_app(page, base, "/Compare", query)
-                    wait_for_app(page)
-                    row["compare"] = [time.perf_counter() - start]
+                    row["compare"] = [timed_open(page, url)]
                     page.close()
                 out[n] = row
         finally:
@@ -441,6 +469,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated: " + ",".join(k for k, _ in ACTIONS) + ",memory",
     )
     parser.add_argument("--browser", action="store_true", help="also time Chromium (playwright)")
+    parser.add_argument(
+        "--browser-only", action="store_true", help="only the Chromium run (implies --browser)"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where the generated chats live")
     parser.add_argument("--memory-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -464,16 +495,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print("## ctxlab interactive benchmark\n")
     print(environment() + "\n")
-    rows: dict[int, dict[str, list[float]]] = {}
-    for n in sizes:
-        rows[n] = apptest_row(chat_name(n), repeat, only)
-        print(f"<!-- {_label(n)} done -->", file=sys.stderr, flush=True)
-    title = "AppTest: script time of the run after the action (median of runs, min–max)"
-    print(timing_table(rows, sizes, title) + "\n")
-    if "memory" in only:
-        memory = {n: memory_row(paths[n], chat_name(n)) for n in sizes}
-        print(memory_table(memory) + "\n")
-    if args.browser:
+    if not args.browser_only:
+        rows: dict[int, dict[str, list[float]]] = {}
+        for n in sizes:
+            rows[n] = apptest_row(chat_name(n), repeat, only)
+            print(f"<!-- {_label(n)} done -->", file=sys.stderr, flush=True)
+        title = "AppTest: script time of the run after the action (median of runs, min–max)"
+        print(timing_table(rows, sizes, title) + "\n")
+        if "memory" in only:
+            memory = {n: memory_row(paths[n], chat_name(n)) for n in sizes}
+            print(memory_table(memory) + "\n")
+    if args.browser or args.browser_only:
         brow = browser_rows(sizes, repeat, only, folder)
         title = "Chromium run: key press / click / page open to idle page (median, min–max)"
         print(timing_table(brow, sizes, title) + "\n")
