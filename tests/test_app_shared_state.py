@@ -113,3 +113,30 @@ def test_page_bounds_clamp_to_the_last_page() -> None:
     assert render.page_bounds(2_500, 3, 1_000) == (2_000, 2_500)
     assert render.page_bounds(2_500, 9, 1_000) == (2_000, 2_500)
     assert render.page_bounds(0, 1, 1_000) == (0, 0)
+
+
+def _fine_tuning_lines(*firsts: str) -> str:
+    return "\n".join(
+        json.dumps(
+            {"messages": [{"role": "user", "content": f}, {"role": "assistant", "content": "ok"}]}
+        )
+        for f in firsts
+    )
+
+
+def test_the_conversation_picker_follows_the_pasted_text_across_reruns() -> None:
+    at = _open(chat="coding_agent_session", strategy="window-drop")
+    at.sidebar.radio(key="ctx.source").set_value("Paste").run()  # type: ignore[attr-defined]
+    at.sidebar.text_area(key="ctx.paste").input(_fine_tuning_lines("alpha", "beta")).run()  # type: ignore[attr-defined]
+    picker = at.sidebar.selectbox(key="ctx.conv.paste")  # type: ignore[attr-defined]
+    assert picker.label == "Conversation (2 in this file)"
+    at.run()  # a rerun for another reason: the same list
+    assert at.sidebar.selectbox(key="ctx.conv.paste").label == "Conversation (2 in this file)"  # type: ignore[attr-defined]
+    text = _fine_tuning_lines("one", "two", "three")
+    at.sidebar.text_area(key="ctx.paste").input(text).run()  # type: ignore[attr-defined]
+    picker = at.sidebar.selectbox(key="ctx.conv.paste")  # type: ignore[attr-defined]
+    assert picker.label == "Conversation (3 in this file)"
+    picker.set_value("2").run()
+    at.sidebar.button(key="ctx.paste_load").click().run()  # type: ignore[attr-defined]
+    assert not at.exception  # type: ignore[attr-defined]
+    assert at.session_state["ctx.chat"].messages[0].content == "three"  # type: ignore[attr-defined]

@@ -331,12 +331,25 @@ def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: st
     return True
 
 
+_CONVERSATIONS = "ctx.conversations"
+
+
 def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
-    """A picker when the source holds several conversations; the chosen id (None: the first)."""
-    try:
-        conversations = list_conversations(data, name=name)
-    except CtxlabError:
-        return None  # load_chat reports the problem
+    """A picker when the source holds several conversations; the chosen id (None: the first).
+
+    The list is read once per source, not on every rerun (listing reads the whole file): an
+    upload's ``key`` holds its file id; pasted text is told apart by its length and hash.
+    """
+    marker = (key, name, len(data), hash(data) if isinstance(data, str) else None)
+    held = st.session_state.get(_CONVERSATIONS)
+    if held is not None and held[0] == marker:
+        conversations = held[1]
+    else:
+        try:
+            conversations = list_conversations(data, name=name)
+        except CtxlabError:
+            conversations = []  # load_chat reports the problem
+        st.session_state[_CONVERSATIONS] = (marker, conversations)
     if len(conversations) <= 1:
         return None
     ids = [cid for cid, _ in conversations]
