@@ -140,3 +140,45 @@ def test_the_conversation_picker_follows_the_pasted_text_across_reruns() -> None
     at.sidebar.button(key="ctx.paste_load").click().run()  # type: ignore[attr-defined]
     assert not at.exception  # type: ignore[attr-defined]
     assert at.session_state["ctx.chat"].messages[0].content == "three"  # type: ignore[attr-defined]
+
+
+def test_facts_are_picked_once_per_chat_and_checked_once_per_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.ui import insights_view
+
+    calls = {"pick": 0, "check": 0}
+    pick, check = insights_view.extract_facts, insights_view.retention_of
+
+    def counting_pick(*args: object, **kwargs: object) -> object:
+        calls["pick"] += 1
+        return pick(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counting_check(*args: object, **kwargs: object) -> object:
+        calls["check"] += 1
+        return check(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(insights_view, "extract_facts", counting_pick)
+    monkeypatch.setattr(insights_view, "retention_of", counting_check)
+    # A chat no other test counted: its facts are not picked yet.
+    text = json.dumps(
+        [
+            {"role": "user", "content": "order 55123 ships to 12 Rue Lamarck"},
+            {"role": "assistant", "content": "noted"},
+            {"role": "user", "content": "and invoice INV-99812"},
+            {"role": "assistant", "content": "done"},
+        ]
+    )
+    first, second = _paste(text), _paste(text)
+    for at in (first, second):
+        at.session_state["pg-tabs"] = "Facts"  # type: ignore[attr-defined]
+        at.run()  # type: ignore[attr-defined]
+        assert not at.exception  # type: ignore[attr-defined]
+    assert calls["pick"] == 1  # shared by both sessions
+    assert calls["check"] == 2  # once per session
+    first.run()  # type: ignore[attr-defined]
+    assert calls == {"pick": 1, "check": 2}  # a rerun with the same context checks nothing
+    first.text_area(key="pg-typed").input("invoice INV-99812").run()  # type: ignore[attr-defined]
+    assert calls == {"pick": 1, "check": 3}  # new settings: checked again, not picked again
+    facts = next(d.value for d in first.dataframe if "fact" in d.value.columns)  # type: ignore[attr-defined]
+    assert "invoice INV-99812" in set(facts["fact"])
