@@ -182,3 +182,17 @@ def test_facts_are_picked_once_per_chat_and_checked_once_per_context(
     assert calls == {"pick": 1, "check": 3}  # new settings: checked again, not picked again
     facts = next(d.value for d in first.dataframe if "fact" in d.value.columns)  # type: ignore[attr-defined]
     assert "invoice INV-99812" in set(facts["fact"])
+
+
+def test_the_tokens_tab_of_a_long_chat_lists_the_worst_messages_first(folder: Path) -> None:
+    from ctxlab.ui.insights_view import TOKENS_TABLE_ROWS
+
+    n = len((folder / "long_team_chat.jsonl").read_text(encoding="utf-8").splitlines())
+    at = _open(chat="long_team_chat", strategy="window-drop", budget="2000")
+    at.session_state["pg-tabs"] = "Tokens"  # type: ignore[attr-defined]
+    at.run()  # type: ignore[attr-defined]
+    assert not at.exception  # type: ignore[attr-defined]
+    frame = next(d.value for d in at.dataframe if "chars/4" in d.value.columns)  # type: ignore[attr-defined]
+    assert len(frame) == TOKENS_TABLE_ROWS < n
+    assert list(frame["error"]) == sorted(frame["error"])
+    assert any(f"of {n:,}" in c.value for c in at.caption)  # type: ignore[attr-defined]

@@ -451,16 +451,31 @@ def disagreement_summary(frame: pd.DataFrame) -> str:
 
 def render_token_disagreement(counted: CountedChat, counter: TokenCounter, model: str) -> None:
     """The Tokens tab: a one-line verdict, the per-message table and a scatter plot."""
-    frame = per_chat(
-        "disagreement", counted, lambda: disagreement_frame(counted, counter), extra=model
+    # Built once per (counted chat, model) and shared by every session showing it: the frame
+    # covers every message, so building it (and its figure) walks the whole chat.
+    frame, summary, figure = counted.derived(
+        ("insights.disagreement", model),
+        lambda chat: _disagreement_view(disagreement_frame(chat, counter)),
     )
-    st.markdown(disagreement_summary(frame))
-    st.dataframe(frame, hide_index=True, width="stretch", height=360, key="tokens-table")
-    st.plotly_chart(
-        figures.disagreement_figure(list(frame["exact"]), list(frame["chars/4"])),
-        key="tokens-figure",
-        width="stretch",
-    )
+    st.markdown(summary)
+    shown = frame if len(frame) <= TOKENS_TABLE_ROWS else frame.head(TOKENS_TABLE_ROWS)
+    if len(shown) < len(frame):
+        st.caption(
+            f"The {len(shown):,} messages chars/4 gets most wrong, of {len(frame):,} "
+            "(the plot below samples all of them)."
+        )
+    st.dataframe(shown, hide_index=True, width="stretch", height=360, key="tokens-table")
+    st.plotly_chart(figure, key="tokens-figure", width="stretch")
+
+
+TOKENS_TABLE_ROWS = 1000
+"""The Tokens tab's table shows at most this many messages (worst under-count first)."""
+
+
+def _disagreement_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, Any]:
+    """The Tokens tab's frame, verdict and figure (pure: derived once per chat and model)."""
+    figure = figures.disagreement_figure(list(frame["exact"]), list(frame["chars/4"]))
+    return frame, disagreement_summary(frame), figure
 
 
 # -- export ----------------------------------------------------------------------------------------
