@@ -46,7 +46,8 @@ def test_quick_run_prints_every_action_and_the_memory_row(tmp_path: Path) -> Non
         "Replay, open at a 128k budget",
         "Replay, one scrubber step",
         "Compare, 3 configurations",
-        "Facts tab, first open",
+        "Facts tab, first open, facts not yet picked on the server",
+        "Facts tab, first open in a new session (facts already picked)",
     ):
         row = next((line for line in out.splitlines() if line.startswith(f"| {label} |")), None)
         assert row is not None, out
