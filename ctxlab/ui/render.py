@@ -634,23 +634,49 @@ def render_badge_row(by_provider: ProblemsByProvider) -> None:
     st.markdown(" ".join(badges), help="  \n".join(details))
 
 
+def _row_columns(counted: CountedChat) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Per message: its round, its tokens and its visible 100-character preview; built once
+    per counted chat (:meth:`CountedChat.derived`)."""
+
+    def build(chat: CountedChat) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        n = len(chat.messages)
+        starts = np.asarray(chat.starts, dtype=np.int64)
+        sizes = np.diff(np.append(starts, n))
+        rounds = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+        tokens = np.asarray(chat.counts, dtype=np.int64)
+        previews = tuple(visible(m.preview(100)) for m in chat.messages)
+        return rounds, tokens, previews
+
+    built: tuple[np.ndarray, np.ndarray, tuple[str, ...]] = counted.derived("ui.row_columns", build)
+    return built
+
+
 def disagreement_frame(
     counted: CountedChat, labelled: Sequence[tuple[str, TrimResult]]
 ) -> pd.DataFrame:
     """The messages whose decision differs between configurations, one column per config:
-    position, round, role, tokens, each configuration's decision and a visible preview."""
+    position, round, role, tokens, each configuration's decision and a visible preview.
+
+    One vectorised pass per configuration over the decisions; the per-message columns come
+    from a table built once per chat.
+    """
     messages = counted.messages
-    columns = [[r.decisions[m.id].value for m in messages] for _, r in labelled]
-    differ = [i for i in range(len(messages)) if len({c[i] for c in columns}) > 1]
+    codes = np.stack(
+        [figures.decision_codes(counted, r.decisions) for _, r in labelled]
+        or [np.zeros(len(messages), dtype=np.int8)]
+    )
+    differ = np.flatnonzero((codes != codes[0]).any(axis=0))
+    rounds, tokens, previews = _row_columns(counted)
+    names = np.array([d.value for d in figures.DECISIONS], dtype=object)
     data: dict[str, Any] = {
-        "index": differ,
-        "round": [counted.round_containing(i) for i in differ],
+        "index": differ.tolist(),
+        "round": rounds[differ].tolist(),
         "role": [messages[i].role.value for i in differ],
-        "tokens": [counted.counts[i] for i in differ],
+        "tokens": tokens[differ].tolist(),
     }
-    for (label, _), column in zip(labelled, columns, strict=True):
-        data[label] = [column[i] for i in differ]
-    data["preview"] = [visible(messages[i].preview(100)) for i in differ]
+    for (label, _), row in zip(labelled, codes, strict=False):
+        data[label] = names[row[differ]].tolist()
+    data["preview"] = [previews[i] for i in differ]
     return pd.DataFrame(data)
 
 
