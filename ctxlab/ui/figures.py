@@ -164,18 +164,24 @@ def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.n
     kept), one ``int8`` per message in chat order.
 
     The codes of the last mapping asked for are kept with the chat, so the round map, its zoom
-    and the message table of one run compute them once.
+    and the message table of one run compute them once. A mapping is recognised by identity:
+    it must not change once asked about (a ``TrimResult``'s never does). The array is
+    read-only.
     """
-    held: dict[str, object] = chat.derived("figures.last_codes", lambda _: {})
-    if held.get("decisions") is decisions:
-        codes: np.ndarray = held["codes"]  # type: ignore[assignment]
-        return codes
+    # One slot, replaced whole: sessions on other threads share the chat, so a reader sees
+    # either the old pair or the new one, never codes of another mapping.
+    held: dict[str, tuple[Mapping[str, Decision], np.ndarray]] = chat.derived(
+        "figures.last_codes", lambda _: {}
+    )
+    last = held.get("last")
+    if last is not None and last[0] is decisions:
+        return last[1]
     ids = chat.ids
     # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
     looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
     codes = np.fromiter(map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids))
-    held.clear()
-    held.update(decisions=decisions, codes=codes)
+    codes.setflags(write=False)
+    held["last"] = (decisions, codes)
     return codes
 
 
