@@ -78,9 +78,8 @@ if is_open("Tokens"):
 if is_open("Lineage"):
     with tabs["Lineage"]:
         st.markdown("**Compactions held in the loaded chat**")
-        insights_view.render_lineage(
-            summary_lineage(ws.chat.messages), render.positions(ws.counted), key="pg-lineage"
-        )
+        held = ws.counted.derived("insights.lineage", lambda c: summary_lineage(c.messages))
+        insights_view.render_lineage(held, render.positions(ws.counted), key="pg-lineage")
         if any(m.is_compaction for m in result.inserted):
             st.markdown("**The compaction this configuration makes**")
             insights_view.render_lineage(

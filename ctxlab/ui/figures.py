@@ -8,10 +8,11 @@ line never holds more than :data:`MAX_POINTS` points. Chat text reaches a figure
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.catalog import ModelInfo
@@ -22,6 +23,7 @@ from ctxlab.strategies.base import Decision
 from ctxlab.ui.text import hover_safe
 
 __all__ = [
+    "DECISIONS",
     "DECISION_COLOURS",
     "DECISION_LEGEND",
     "FONT_SIZE",
@@ -33,6 +35,7 @@ __all__ = [
     "RoundBlock",
     "cache_figure",
     "context_tokens_figure",
+    "decision_codes",
     "disagreement_figure",
     "replay_cost_figure",
     "replay_tokens_figure",
@@ -109,25 +112,77 @@ def _layout(fig: go.Figure, *, title: str | None, height: int) -> go.Figure:
     return fig
 
 
-def _merge(blocks: Sequence[RoundBlock]) -> RoundBlock:
-    roles: Counter[str] = Counter()
-    split: Counter[str] = Counter()
-    for b in blocks:
-        roles.update(dict(b.roles))
-        split.update(dict(b.decisions))
-    decisions = {b.decision for b in blocks}
-    first, last = blocks[0], blocks[-1]
-    return RoundBlock(
-        first=first.first,
-        last=last.last,
-        start=first.start,
-        stop=last.stop,
-        tokens=sum(b.tokens for b in blocks),
-        decision=decisions.pop() if len(decisions) == 1 else MIXED,
-        roles=tuple(sorted(roles.items())),
-        preview=first.preview,
-        decisions=tuple(sorted(split.items())),
+DECISIONS: tuple[Decision, ...] = tuple(Decision)
+"""Every decision, in the order the codes of :func:`decision_codes` index."""
+_DECISION_CODE: Mapping[Decision, int] = {d: i for i, d in enumerate(DECISIONS)}
+_MIXED_CODE = -1
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _ChatTables:
+    """What the round map needs of a chat whatever the decisions: built once per chat.
+
+    ``role_prefix[role][i]`` counts the messages of ``role`` among the first ``i``;
+    ``starts`` / ``stops`` bound each round; ``previews`` fills in lazily (only the rounds that
+    lead a block are ever previewed).
+    """
+
+    starts: np.ndarray
+    stops: np.ndarray
+    role_prefix: Mapping[str, np.ndarray]
+    previews: dict[int, str]
+
+
+def _chat_tables(chat: CountedChat) -> _ChatTables:
+    def build(c: CountedChat) -> _ChatTables:
+        n = len(c.messages)
+        roles = [m.role.value for m in c.messages]
+        role_prefix: dict[str, np.ndarray] = {}
+        for role in sorted(set(roles)):
+            hits = np.fromiter((r == role for r in roles), dtype=np.int64, count=n)
+            role_prefix[role] = np.concatenate(([0], np.cumsum(hits)))
+        starts = np.asarray(c.starts, dtype=np.int64)
+        stops = np.append(starts[1:], n).astype(np.int64)
+        return _ChatTables(starts, stops, role_prefix, {})
+
+    return chat.derived("figures.round_map_tables", build)
+
+
+def _round_preview(chat: CountedChat, tables: _ChatTables, k: int) -> str:
+    """Round ``k``'s preview: its user message (else its first message), 100 characters."""
+    found = tables.previews.get(k)
+    if found is None:
+        messages = chat.messages
+        a, b = int(tables.starts[k]), int(tables.stops[k])
+        lead = next((messages[i] for i in range(a, b) if messages[i].role.value == "user"), None)
+        found = tables.previews.setdefault(k, (lead or messages[a]).preview(100))
+    return found
+
+
+def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.ndarray:
+    """Each message's decision as its index in :data:`DECISIONS` (a missing id counts as
+    kept), one ``int8`` per message in chat order.
+
+    The codes of the last mapping asked for are kept with the chat, so the round map, its zoom
+    and the message table of one run compute them once. A mapping is recognised by identity:
+    it must not change once asked about (a ``TrimResult``'s never does). The array is
+    read-only.
+    """
+    # One slot, replaced whole: sessions on other threads share the chat, so a reader sees
+    # either the old pair or the new one, never codes of another mapping.
+    held: dict[str, tuple[Mapping[str, Decision], np.ndarray]] = chat.derived(
+        "figures.last_codes", lambda _: {}
     )
+    last = held.get("last")
+    if last is not None and last[0] is decisions:
+        return last[1]
+    ids = chat.ids
+    # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
+    looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
+    codes = np.fromiter(map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids))
+    codes.setflags(write=False)
+    held["last"] = (decisions, codes)
+    return codes
 
 
 def round_blocks(
@@ -142,45 +197,70 @@ def round_blocks(
     Above the limit, runs of adjacent rounds with the same decision become one block first;
     if that is still too many, consecutive blocks are binned evenly (a bin whose rounds
     differ is ``"mixed"``). Blocks tile the chat (or the rounds ``first..stop-1`` given as
-    ``rounds``) in order; their tokens sum to those messages' tokens (reply priming excluded).
+    ``rounds``) in order; their tokens sum to those messages' tokens (reply priming excluded),
+    and each block's ``decisions`` split counts every one of its messages.
+
+    The work per call is one pass over the decisions (vectorised) plus the blocks drawn: the
+    per-round tables (roles, bounds, previews) are built once per chat.
     """
-    messages, counts, starts = chat.messages, chat.counts, chat.starts
-    stops = (*starts[1:], len(messages))
-    lo, hi = (0, len(starts)) if rounds is None else rounds
-    blocks: list[RoundBlock] = []
-    for k in range(max(lo, 0), min(hi, len(starts))):
-        a, b = starts[k], stops[k]
-        split = Counter(decisions.get(messages[i].id, Decision.KEPT).value for i in range(a, b))
-        decision = next(iter(split)) if len(split) == 1 else MIXED
-        roles = Counter(messages[i].role.value for i in range(a, b))
-        lead = next((messages[i] for i in range(a, b) if messages[i].role.value == "user"), None)
-        preview = (lead or messages[a]).preview(100)
-        blocks.append(
-            RoundBlock(
-                k,
-                k,
-                a,
-                b,
-                sum(counts[a:b]),
-                decision,
-                tuple(sorted(roles.items())),
-                preview,
-                tuple(sorted(split.items())),
-            )
+    tables = _chat_tables(chat)
+    nrounds = len(tables.starts)
+    lo, hi = (0, nrounds) if rounds is None else rounds
+    lo, hi = max(lo, 0), min(hi, nrounds)
+    if hi <= lo:
+        return []
+    codes = decision_codes(chat, decisions)
+    starts, stops = tables.starts[lo:hi], tables.stops[lo:hi]
+    # changes[i]: how many times the decision changes among messages 0..i (a run-length index).
+    changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
+    uniform = changes[stops - 1] == changes[starts]
+    round_code = np.where(uniform, codes[starts], _MIXED_CODE)
+    decision_prefix = {
+        d: np.concatenate(([0], np.cumsum(codes == c)))
+        for c, d in enumerate(DECISIONS)
+        if (codes == c).any()
+    }
+    prefix = chat.prefix
+
+    def block(first: int, last: int, code: int) -> RoundBlock:
+        """Rounds ``first..last`` (indices into the chat) as one block."""
+        a, b = int(tables.starts[first]), int(tables.stops[last])
+        roles = tuple((r, int(p[b] - p[a])) for r, p in tables.role_prefix.items() if p[b] > p[a])
+        split = tuple(
+            sorted((d.value, int(p[b] - p[a])) for d, p in decision_prefix.items() if p[b] > p[a])
         )
-    if len(blocks) <= max_blocks:
-        return blocks
-    runs: list[list[RoundBlock]] = []
-    for block in blocks:
-        if runs and runs[-1][-1].decision == block.decision:
-            runs[-1].append(block)
-        else:
-            runs.append([block])
-    merged = [_merge(run) for run in runs]
-    if len(merged) <= max_blocks:
-        return merged
-    size = -(-len(merged) // max_blocks)
-    return [_merge(merged[i : i + size]) for i in range(0, len(merged), size)]
+        return RoundBlock(
+            first,
+            last,
+            a,
+            b,
+            prefix[b] - prefix[a],
+            MIXED if code == _MIXED_CODE else DECISIONS[code].value,
+            roles,
+            _round_preview(chat, tables, first),
+            split,
+        )
+
+    count = hi - lo
+    if count <= max_blocks:
+        return [block(lo + j, lo + j, int(round_code[j])) for j in range(count)]
+    # Runs of adjacent rounds with the same decision ("mixed" rounds form runs too).
+    edges = np.flatnonzero(round_code[1:] != round_code[:-1]) + 1
+    run_first = np.concatenate(([0], edges))
+    run_last = np.append(edges - 1, count - 1)
+    if len(run_first) <= max_blocks:
+        return [
+            block(lo + int(f), lo + int(t), int(round_code[f]))
+            for f, t in zip(run_first, run_last, strict=True)
+        ]
+    size = -(-len(run_first) // max_blocks)
+    out = []
+    for i in range(0, len(run_first), size):
+        group = slice(i, min(i + size, len(run_first)))
+        f, t = int(run_first[group][0]), int(run_last[group][-1])
+        single = group.stop - group.start == 1
+        out.append(block(lo + f, lo + t, int(round_code[f]) if single else _MIXED_CODE))
+    return out
 
 
 def _hover(block: RoundBlock, why: str | None = None) -> str:

@@ -222,8 +222,12 @@ def render_message_problems(message_id: str, by_provider: ProblemsByProvider) ->
 
 
 def chat_facts(counted: CountedChat) -> tuple[Fact, ...]:
-    """Facts picked from the chat automatically, computed once per loaded chat."""
-    return per_chat("facts", counted, lambda: extract_facts(counted.messages))
+    """Facts picked from the chat automatically, computed once per counted chat and kept with
+    it (:meth:`CountedChat.derived`): every session showing the same chat shares them."""
+    facts: tuple[Fact, ...] = counted.derived(
+        "insights.chat_facts", lambda chat: extract_facts(chat.messages)
+    )
+    return facts
 
 
 def typed_facts(text: str) -> tuple[Fact, ...]:
@@ -275,7 +279,14 @@ def render_facts(counted: CountedChat, context: Sequence[Message], *, key: str) 
     )
     auto = chat_facts(counted)
     facts = (*typed_facts(typed), *auto)
-    retention = retention_of(counted.messages, context, facts)
+    # Once per (chat, context sent, typed facts): a rerun for another reason (a filter, a tab)
+    # or a budget that sends the same messages does not search the context again.
+    retention = per_chat(
+        f"retention.{key}",
+        counted,
+        lambda: retention_of(counted.messages, context, facts),
+        extra=(tuple(context), typed),
+    )
     cols = st.columns(3)
     cols[0].metric("Fact retention", f"{retention.percent:.1f}%")
     cols[1].metric("Facts kept", f"{retention.retained:,} of {retention.total:,}")
@@ -440,16 +451,31 @@ def disagreement_summary(frame: pd.DataFrame) -> str:
 
 def render_token_disagreement(counted: CountedChat, counter: TokenCounter, model: str) -> None:
     """The Tokens tab: a one-line verdict, the per-message table and a scatter plot."""
-    frame = per_chat(
-        "disagreement", counted, lambda: disagreement_frame(counted, counter), extra=model
+    # Built once per (counted chat, model) and shared by every session showing it: the frame
+    # covers every message, so building it (and its figure) walks the whole chat.
+    frame, summary, figure = counted.derived(
+        ("insights.disagreement", model),
+        lambda chat: _disagreement_view(disagreement_frame(chat, counter)),
     )
-    st.markdown(disagreement_summary(frame))
-    st.dataframe(frame, hide_index=True, width="stretch", height=360, key="tokens-table")
-    st.plotly_chart(
-        figures.disagreement_figure(list(frame["exact"]), list(frame["chars/4"])),
-        key="tokens-figure",
-        width="stretch",
-    )
+    st.markdown(summary)
+    shown = frame if len(frame) <= TOKENS_TABLE_ROWS else frame.head(TOKENS_TABLE_ROWS)
+    if len(shown) < len(frame):
+        st.caption(
+            f"The {len(shown):,} messages chars/4 gets most wrong, of {len(frame):,} "
+            "(the plot below samples all of them)."
+        )
+    st.dataframe(shown, hide_index=True, width="stretch", height=360, key="tokens-table")
+    st.plotly_chart(figure, key="tokens-figure", width="stretch")
+
+
+TOKENS_TABLE_ROWS = 1000
+"""The Tokens tab's table shows at most this many messages (worst under-count first)."""
+
+
+def _disagreement_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, Any]:
+    """The Tokens tab's frame, verdict and figure (pure: derived once per chat and model)."""
+    figure = figures.disagreement_figure(list(frame["exact"]), list(frame["chars/4"]))
+    return frame, disagreement_summary(frame), figure
 
 
 # -- export ----------------------------------------------------------------------------------------

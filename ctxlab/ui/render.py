@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -40,6 +41,7 @@ from ctxlab.ui.text import highlighted_html, visible
 __all__ = [
     "COMPARE_MONEY",
     "DISAGREEMENT_COLUMNS",
+    "TABLE_PAGE_ROWS",
     "CompareRow",
     "budget_of",
     "build_message_frame",
@@ -49,6 +51,7 @@ __all__ = [
     "disagreement_frame",
     "dropped_instructions",
     "message_frame",
+    "page_bounds",
     "positions",
     "redaction_markers",
     "render_badge_row",
@@ -64,12 +67,12 @@ __all__ = [
     "render_summary_request",
     "render_system_prompt_note",
     "render_tool_definitions",
+    "table_rows",
     "tool_frame",
     "zoom_title",
 ]
 
 CONTEXT_VIEW_MESSAGES = 60
-_DECISION_ORDER = [d.value for d in Decision]
 
 
 def budget_of(strategy: Strategy) -> int | None:
@@ -246,13 +249,12 @@ def render_context_chart(
 
 
 def message_frame(counted: CountedChat) -> pd.DataFrame:
-    """Index, id, round, role, tokens and a visible preview of every message (cached per chat)."""
-    cache = st.session_state.get("ctx.frame")
-    if cache is not None and cache[0] is counted:
-        frame: pd.DataFrame = cache[1]
-        return frame
-    frame = build_message_frame(counted)
-    st.session_state["ctx.frame"] = (counted, frame)
+    """Index, id, round, role, tokens and a visible preview of every message.
+
+    Built once per counted chat and kept with it (:meth:`CountedChat.derived`), so every
+    session showing the same chat shares one frame; callers must not modify it.
+    """
+    frame: pd.DataFrame = counted.derived("ui.message_frame", build_message_frame)
     return frame
 
 
@@ -289,24 +291,65 @@ def problems_by_id(by_provider: ProblemsByProvider) -> dict[str, list[str]]:
     return out
 
 
+TABLE_PAGE_ROWS = 1000
+"""The message table shows at most this many rows at once (a pager picks which)."""
+
+
+def table_rows(codes: np.ndarray, shown: Sequence[str]) -> np.ndarray:
+    """Positions of the messages whose decision is in ``shown`` (``codes`` as
+    :func:`ctxlab.ui.figures.decision_codes` gives them), in chat order."""
+    wanted = [i for i, d in enumerate(figures.DECISIONS) if d.value in shown]
+    return np.flatnonzero(np.isin(codes, wanted))
+
+
+def page_bounds(rows: int, page: int, size: int = TABLE_PAGE_ROWS) -> tuple[int, int]:
+    """``(start, stop)`` of 1-based ``page`` among ``rows`` rows (clamped to the last page).
+
+    >>> page_bounds(2500, 3, 1000)
+    (2000, 2500)
+    """
+    pages = max(-(-rows // size), 1)
+    first = (min(max(page, 1), pages) - 1) * size
+    return first, min(first + size, rows)
+
+
 def render_message_table(
     counted: CountedChat, result: TrimResult, problems: ProblemsByProvider
 ) -> None:
-    """The message table (decision, round, role, tokens, problems, preview) with a filter."""
-    frame = message_frame(counted).copy(deep=False)
-    decisions = result.decisions
-    frame.insert(1, "decision", [decisions[m.id].value for m in counted.messages])
-    flagged = problems_by_id(problems)
-    if flagged:
-        frame["problems"] = [", ".join(flagged.get(m.id, ())) for m in counted.messages]
-    present = [d for d in _DECISION_ORDER if d in set(frame["decision"])]
+    """The message table (decision, round, role, tokens, problems, preview) with a filter.
+
+    The filter runs over the whole chat; the table shows one page of
+    :data:`TABLE_PAGE_ROWS` rows of what it keeps, so a rerun costs the same whatever the
+    chat's length.
+    """
+    codes = figures.decision_codes(counted, result.decisions)
+    present = [d.value for i, d in enumerate(figures.DECISIONS) if (codes == i).any()]
     # Keyed by the decisions present: another strategy (or parameter) that produces other
     # decisions starts from showing them all, instead of a stale selection hiding the new ones.
     shown = st.multiselect(
         "Show decisions", present, default=present, key=f"table-filter.{'.'.join(present)}"
     )
-    view = frame[frame["decision"].isin(shown)] if len(shown) < len(present) else frame
-    st.caption(f"{len(view):,} of {len(frame):,} messages")
+    rows = table_rows(codes, shown) if len(shown) < len(present) else np.arange(len(codes))
+    st.caption(f"{len(rows):,} of {len(counted):,} messages")
+    start, stop = 0, len(rows)
+    if len(rows) > TABLE_PAGE_ROWS:
+        pages = -(-len(rows) // TABLE_PAGE_ROWS)
+        page = st.number_input(
+            f"Page (of {pages:,}, {TABLE_PAGE_ROWS:,} messages each)",
+            1,
+            pages,
+            1,
+            key=f"table-page.{'.'.join(shown)}.{pages}",
+        )
+        start, stop = page_bounds(len(rows), int(page))
+        st.caption(f"Showing rows {start + 1:,}–{stop:,} of {len(rows):,}")
+    picked = rows[start:stop]
+    view = message_frame(counted).iloc[picked].copy(deep=False)
+    view.insert(1, "decision", [figures.DECISIONS[c].value for c in codes[picked]])
+    flagged = problems_by_id(problems)
+    if flagged:
+        messages = counted.messages
+        view["problems"] = [", ".join(flagged.get(messages[i].id, ())) for i in picked]
     st.dataframe(view, hide_index=True, height=420, width="stretch")
 
 
@@ -591,23 +634,49 @@ def render_badge_row(by_provider: ProblemsByProvider) -> None:
     st.markdown(" ".join(badges), help="  \n".join(details))
 
 
+def _row_columns(counted: CountedChat) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Per message: its round, its tokens and its visible 100-character preview; built once
+    per counted chat (:meth:`CountedChat.derived`)."""
+
+    def build(chat: CountedChat) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+        n = len(chat.messages)
+        starts = np.asarray(chat.starts, dtype=np.int64)
+        sizes = np.diff(np.append(starts, n))
+        rounds = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+        tokens = np.asarray(chat.counts, dtype=np.int64)
+        previews = tuple(visible(m.preview(100)) for m in chat.messages)
+        return rounds, tokens, previews
+
+    built: tuple[np.ndarray, np.ndarray, tuple[str, ...]] = counted.derived("ui.row_columns", build)
+    return built
+
+
 def disagreement_frame(
     counted: CountedChat, labelled: Sequence[tuple[str, TrimResult]]
 ) -> pd.DataFrame:
     """The messages whose decision differs between configurations, one column per config:
-    position, round, role, tokens, each configuration's decision and a visible preview."""
+    position, round, role, tokens, each configuration's decision and a visible preview.
+
+    One vectorised pass per configuration over the decisions; the per-message columns come
+    from a table built once per chat.
+    """
     messages = counted.messages
-    columns = [[r.decisions[m.id].value for m in messages] for _, r in labelled]
-    differ = [i for i in range(len(messages)) if len({c[i] for c in columns}) > 1]
+    codes = np.stack(
+        [figures.decision_codes(counted, r.decisions) for _, r in labelled]
+        or [np.zeros(len(messages), dtype=np.int8)]
+    )
+    differ = np.flatnonzero((codes != codes[0]).any(axis=0))
+    rounds, tokens, previews = _row_columns(counted)
+    names = np.array([d.value for d in figures.DECISIONS], dtype=object)
     data: dict[str, Any] = {
-        "index": differ,
-        "round": [counted.round_containing(i) for i in differ],
+        "index": differ.tolist(),
+        "round": rounds[differ].tolist(),
         "role": [messages[i].role.value for i in differ],
-        "tokens": [counted.counts[i] for i in differ],
+        "tokens": tokens[differ].tolist(),
     }
-    for (label, _), column in zip(labelled, columns, strict=True):
-        data[label] = [column[i] for i in differ]
-    data["preview"] = [visible(messages[i].preview(100)) for i in differ]
+    for (label, _), row in zip(labelled, codes, strict=False):
+        data[label] = names[row[differ]].tolist()
+    data["preview"] = [previews[i] for i in differ]
     return pd.DataFrame(data)
 
 

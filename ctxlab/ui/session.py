@@ -12,6 +12,7 @@ never does (it lives in a password widget's session state only).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ __all__ = [
     "apply_params",
     "build_or_error",
     "check_size",
+    "content_key",
     "load_source",
     "load_source_file",
     "opening_query",
@@ -298,11 +300,30 @@ def _load_sample(name: str, titles: Mapping[str, str]) -> None:
     _set_chat(LoadedChat.of(loaded, titles.get(name, name), slot=name, sample=name))
 
 
+def content_key(data: bytes | str) -> str:
+    """The sha256 of an upload's bytes (of a paste's UTF-8): what the parsed-chat cache keys
+    on, so the same file uploaded in several sessions is parsed and held once."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _parsed_upload(
+    digest: str, name: str, conversation: str | None, limit_mb: int, _data: bytes | str
+) -> FileChat:
+    """:func:`load_source_file` of ``_data``, shared by every session that loads the same
+    content (``digest``) under the same name and conversation; errors are not cached."""
+    del digest  # the cache key: ``_data`` itself is not hashed
+    return load_source_file(_data, name, conversation, limit_mb=limit_mb)
+
+
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     try:
         with st.spinner(f"Reading {visible_title(name)} ({size / 1024 / 1024:,.1f} MB)…"):
-            loaded = load_source_file(data, name, conversation, limit_mb=upload_limit_mb())
+            limit = upload_limit_mb()
+            check_size(data, name, limit)
+            loaded = _parsed_upload(content_key(data), name, conversation, limit, data)
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return False
@@ -310,12 +331,25 @@ def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: st
     return True
 
 
+_CONVERSATIONS = "ctx.conversations"
+
+
 def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
-    """A picker when the source holds several conversations; the chosen id (None: the first)."""
-    try:
-        conversations = list_conversations(data, name=name)
-    except CtxlabError:
-        return None  # load_chat reports the problem
+    """A picker when the source holds several conversations; the chosen id (None: the first).
+
+    The list is read once per source, not on every rerun (listing reads the whole file): an
+    upload's ``key`` holds its file id; pasted text is told apart by its length and hash.
+    """
+    marker = (key, name, len(data), hash(data) if isinstance(data, str) else None)
+    held = st.session_state.get(_CONVERSATIONS)
+    if held is not None and held[0] == marker:
+        conversations = held[1]
+    else:
+        try:
+            conversations = list_conversations(data, name=name)
+        except CtxlabError:
+            conversations = []  # load_chat reports the problem
+        st.session_state[_CONVERSATIONS] = (marker, conversations)
     if len(conversations) <= 1:
         return None
     ids = [cid for cid, _ in conversations]

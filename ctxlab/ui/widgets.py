@@ -58,11 +58,16 @@ class ChatScale:
 
     @classmethod
     def of(cls, chat: CountedChat) -> ChatScale:
-        return cls(
-            tokens=chat.total,
-            messages=len(chat),
-            rounds=len(chat.starts),
-            tool_results=sum(1 for m in chat.messages if m.is_tool_result),
+        """The scale of ``chat``, computed once per counted chat (the sidebar asks on every
+        rerun, and counting tool results walks the whole chat)."""
+        return chat.derived(
+            ("ui.chat_scale", cls),
+            lambda c: cls(
+                tokens=c.total,
+                messages=len(c),
+                rounds=len(c.starts),
+                tool_results=sum(1 for m in c.messages if m.is_tool_result),
+            ),
         )
 
 
