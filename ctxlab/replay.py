@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
 from ctxlab.counted import CountedChat
@@ -86,6 +86,8 @@ __all__ = [
 EXACT_CONTEXT_LIMIT = 2_000
 """Longest chat on which a projection of unrecognised shape is materialized for cache columns."""
 FALLBACK_APPLIES = 64
+CONTEXTS_KEPT = 8
+"""Contexts :meth:`Replay.context_at` keeps (the scrubber's last few turns cost nothing again)."""
 """Calls of unrecognised shape materialized on a chat longer than :data:`EXACT_CONTEXT_LIMIT`."""
 
 
@@ -174,6 +176,9 @@ class Replay:
     _chat: CountedChat | None = field(default=None, repr=False)
     _states: tuple[_LiveState, ...] = field(default=(), repr=False)
     compactions: tuple[Compaction, ...] = ()
+    # Views derived from the rows (dicts, break turns), built on first use: a page that shows
+    # one replay across many reruns (the turn scrubber) derives them once.
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def lineage(self) -> list[LineageEntry]:
         """The replay's compaction chain, oldest first, each with the chat ids it folded."""
@@ -206,13 +211,16 @@ class Replay:
         front, replaced it by a summary, cleared a result), so the provider's cache of the
         previous call serves only the part before that change. Unknown columns never count.
         """
-        priming = self._chat.fixed if self._chat is not None else 0
-        out: list[int] = []
-        for before, row in zip(self.rows, self.rows[1:], strict=False):
-            prefix = row.cacheable_prefix_tokens
-            if prefix is not None and prefix < before.tokens_sent - priming:
-                out.append(row.turn)
-        return out
+        memo: list[int] | None = self._memo.get("breaks")
+        if memo is None:
+            priming = self._chat.fixed if self._chat is not None else 0
+            memo = []
+            for before, row in zip(self.rows, self.rows[1:], strict=False):
+                prefix = row.cacheable_prefix_tokens
+                if prefix is not None and prefix < before.tokens_sent - priming:
+                    memo.append(row.turn)
+            self._memo["breaks"] = memo
+        return list(memo)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -260,7 +268,14 @@ class Replay:
         return (before - self.tokens_sent) / before if before else 0.0
 
     def rows_as_dicts(self) -> list[dict[str, Any]]:
-        return [asdict(r) for r in self.rows]
+        """One dict per row, ``{column: value}`` for every column of :data:`COLUMNS` (equal to
+        ``dataclasses.asdict`` of the row; the values are plain scalars, so no deep copy)."""
+        memo: list[dict[str, Any]] | None = self._memo.get("dicts")
+        if memo is None:
+            get = getattr
+            memo = [{c: get(r, c) for c in COLUMNS} for r in self.rows]
+            self._memo["dicts"] = memo
+        return [dict(d) for d in memo]
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write one CSV line per call (columns: :data:`COLUMNS`); returns the CSV text."""
@@ -285,16 +300,25 @@ class Replay:
         strategy, counter, chat = self._strategy, self._counter, self._chat
         if strategy is None or counter is None or chat is None:
             raise ValueError("this Replay was built without its strategy and chat")
+        contexts: dict[int, TrimResult] = self._memo.setdefault("contexts", {})
+        hit = contexts.get(turn)
+        if hit is not None:
+            return hit
         stop = self.rows[turn - 1].message_index
         if not self._states:
-            return strategy.apply(chat.messages[:stop], counter)
-        state = self._states[turn - 1]
-        if state.result is not None:
-            return state.result
-        live = (*state.compacted, *chat.messages[state.since : stop])
-        return strategy.apply(
-            live, counter, NoSummarizer("a replayed call that did not summarize asked to")
-        )
+            result = strategy.apply(chat.messages[:stop], counter)
+        elif self._states[turn - 1].result is not None:
+            return self._states[turn - 1].result  # type: ignore[return-value]
+        else:
+            state = self._states[turn - 1]
+            live = (*state.compacted, *chat.messages[state.since : stop])
+            result = strategy.apply(
+                live, counter, NoSummarizer("a replayed call that did not summarize asked to")
+            )
+        if len(contexts) >= CONTEXTS_KEPT:
+            contexts.pop(next(iter(contexts), turn), None)  # the oldest (threads may race)
+        contexts[turn] = result
+        return result
 
 
 def assistant_turns(messages: Sequence[Message]) -> list[int]:
