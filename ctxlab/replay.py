@@ -225,6 +225,14 @@ class Replay:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def _total(self, column: str) -> int:
+        """Sum of an int column over the calls (computed once per replay: rows never change)."""
+        key = "sum." + column
+        total: int | None = self._memo.get(key)
+        if total is None:
+            total = self._memo[key] = sum(getattr(r, column) for r in self.rows)
+        return total
+
     def __iter__(self) -> Iterator[ReplayRow]:
         return iter(self.rows)
 
@@ -235,23 +243,23 @@ class Replay:
 
     @property
     def tokens_sent(self) -> int:
-        return sum(r.tokens_sent for r in self.rows)
+        return self._total("tokens_sent")
 
     @property
     def tokens_untrimmed(self) -> int:
-        return sum(r.tokens_untrimmed for r in self.rows)
+        return self._total("tokens_untrimmed")
 
     @property
     def summarizer_calls(self) -> int:
-        return sum(r.summarizer_calls for r in self.rows)
+        return self._total("summarizer_calls")
 
     @property
     def summary_input_tokens(self) -> int:
-        return sum(r.summary_input_tokens for r in self.rows)
+        return self._total("summary_input_tokens")
 
     @property
     def summary_output_tokens(self) -> int:
-        return sum(r.summary_output_tokens for r in self.rows)
+        return self._total("summary_output_tokens")
 
     @property
     def total_cost(self) -> float | None:

@@ -278,7 +278,11 @@ def render_cache(rep: Replay, views: dict[str, Any] | None = None) -> None:
         )
         return
     breaks = rep.cache_break_turns()
-    cached = sum(r.cached_tokens or 0 for r in rep.rows)
+    cached = _memo(
+        views if views is not None else {},
+        "cached tokens",
+        lambda: sum(r.cached_tokens or 0 for r in rep.rows),
+    )
     cols = st.columns(3)
     cols[0].metric("Cache breaks", f"{len(breaks):,} of {max(len(rep) - 1, 0):,} calls")
     cols[1].metric(

@@ -1,0 +1,61 @@
+"""What a Replay derives once and keeps (row dicts, totals, break turns, recent contexts):
+the same values as computing them afresh, whatever the order they are asked in."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import pytest
+from chatgen import chats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxlab.model import Message
+from ctxlab.replay import CONTEXTS_KEPT, replay
+from ctxlab.strategies import get_strategy_class, strategy_names
+from ctxlab.tokens import TokenCounter
+
+PROJECTIONS = [n for n in strategy_names() if not get_strategy_class(n).uses_summarizer]
+
+
+@settings(max_examples=30)
+@given(chat=chats(min_turns=1, max_turns=8))
+def test_row_dicts_and_totals_equal_the_rows_themselves(
+    chat: tuple[Message, ...], counter: TokenCounter
+) -> None:
+    strategy = get_strategy_class("window-drop").suggested(counter.counted(chat))
+    rep = replay(chat, strategy, counter)
+    dicts = rep.rows_as_dicts()
+    assert dicts == [asdict(r) for r in rep.rows]
+    if dicts:
+        dicts[0]["tokens_sent"] = -1  # a caller's edit never reaches the replay
+    assert rep.rows_as_dicts() == [asdict(r) for r in rep.rows]
+    for column in ("tokens_sent", "tokens_untrimmed", "summarizer_calls"):
+        assert getattr(rep, column) == sum(getattr(r, column) for r in rep.rows)
+    assert rep.cache_break_turns() == rep.cache_break_turns()
+
+
+@pytest.mark.parametrize("name", PROJECTIONS)
+@settings(max_examples=25)
+@given(chat=chats(min_turns=2, max_turns=8), data=st.data())
+def test_the_context_at_any_turn_equals_the_strategy_on_that_prefix(
+    name: str, chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    strategy = get_strategy_class(name).suggested(counter.counted(chat))
+    rep = replay(chat, strategy, counter)
+    if not rep.rows:
+        return
+    # more visits than the replay keeps, in any order, some repeated
+    turns = data.draw(
+        st.lists(st.integers(1, len(rep)), min_size=1, max_size=2 * CONTEXTS_KEPT + 2)
+    )
+    for turn in turns:
+        expected = strategy.apply(chat[: rep.rows[turn - 1].message_index], counter)
+        got = rep.context_at(turn)
+        assert got.messages == expected.messages
+        assert dict(got.decisions) == dict(expected.decisions)
+        assert (got.tokens_before, got.tokens_after) == (
+            expected.tokens_before,
+            expected.tokens_after,
+        )
+        assert got.warnings == expected.warnings
