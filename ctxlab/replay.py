@@ -48,7 +48,7 @@ not turns.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
@@ -71,7 +71,7 @@ from ctxlab.summarizers import (
     Summarizer,
     SummaryResponse,
 )
-from ctxlab.tokens import TokenCounter
+from ctxlab.tokens import ProgressCallback, TokenCounter
 
 __all__ = [
     "EXACT_CONTEXT_LIMIT",
@@ -314,7 +314,8 @@ class Replay:
             return hit
         stop = self.rows[turn - 1].message_index
         if not self._states:
-            result = strategy.apply(chat.messages[:stop], counter)
+            prefix = chat.messages[:stop]
+            result = strategy.apply(prefix, _KnownPrefix(counter, _head(chat, prefix)))
         elif self._states[turn - 1].result is not None:
             return self._states[turn - 1].result  # type: ignore[return-value]
         else:
@@ -327,6 +328,57 @@ class Replay:
             contexts.pop(next(iter(contexts), turn), None)  # the oldest (threads may race)
         contexts[turn] = result
         return result
+
+
+def _head(chat: CountedChat, prefix: tuple[Message, ...]) -> CountedChat:
+    """The chat of ``prefix`` (``chat.messages[:len(prefix)]``), counted by slicing."""
+    n = len(prefix)
+    return CountedChat(prefix, chat.counts[:n], chat.reply_priming, chat.overhead)
+
+
+class _KnownPrefix:
+    """``counter``, except that the counted form of one prefix of a counted chat is known.
+
+    The replay's chat is counted already: the prefix of a call gets its counts by slicing
+    (:func:`_head`), not by looking each message up again (what made the context at a
+    late turn of a 100,000-message chat cost a recount). Everything else is ``counter``'s.
+    """
+
+    def __init__(self, counter: TokenCounter, prefix: CountedChat) -> None:
+        self._counter = counter
+        self._prefix = prefix
+        self.name = counter.name
+        self.label = counter.label
+        self.is_exact = counter.is_exact
+        self.accounting = counter.accounting
+
+    def count_text(self, text: str) -> int:
+        return self._counter.count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        return self._counter.count_message(message)
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        if messages is self._prefix.messages:
+            return self._prefix.total
+        return self._counter.count_messages(messages)
+
+    def counts(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> list[int]:
+        if messages is self._prefix.messages:
+            return list(self._prefix.counts)
+        return self._counter.counts(messages, progress)
+
+    def counted(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> CountedChat:
+        if messages is self._prefix.messages:
+            return self._prefix
+        return self._counter.counted(messages, progress)
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        return self._counter.count_tools(tools)
 
 
 def assistant_turns(messages: Sequence[Message]) -> list[int]:
