@@ -59,3 +59,31 @@ def test_the_context_at_any_turn_equals_the_strategy_on_that_prefix(
             expected.tokens_after,
         )
         assert got.warnings == expected.warnings
+
+
+def test_the_tokens_chart_reads_rows_views_as_it_reads_row_dicts(counter: TokenCounter) -> None:
+    from chatgen import assistant, user
+
+    from ctxlab.summarizers import OfflineSummarizer
+    from ctxlab.ui.figures import MAX_POINTS, replay_tokens_figure
+    from ctxlab.ui.timeline import RowsView
+
+    long_chat = tuple(
+        m
+        for k in range(MAX_POINTS + 300)
+        for m in (user(f"q{k}", f"u{k}"), assistant(f"a{k}", f"a{k}"))
+    )
+    long_replay = replay(long_chat, get_strategy_class("sliding-window")(window=10), counter)
+    summarized = replay(
+        long_chat[:80],
+        get_strategy_class("summarize").suggested(counter.counted(long_chat[:40])),
+        counter,
+        summarizer=OfflineSummarizer(),
+    )
+    assert summarized.summarizer_calls > 0  # the chart's summarizer markers are drawn too
+    for rep in (long_replay, summarized):
+        for turn in (1, len(rep)):
+            assert (
+                replay_tokens_figure(RowsView(rep.rows), 500, turn=turn).to_dict()
+                == replay_tokens_figure(rep.rows_as_dicts(), 500, turn=turn).to_dict()
+            )
