@@ -86,8 +86,9 @@ __all__ = [
 EXACT_CONTEXT_LIMIT = 2_000
 """Longest chat on which a projection of unrecognised shape is materialized for cache columns."""
 FALLBACK_APPLIES = 64
-CONTEXTS_KEPT = 8
-"""Contexts :meth:`Replay.context_at` keeps (the scrubber's last few turns cost nothing again)."""
+CONTEXTS_KEPT = 3
+"""Contexts :meth:`Replay.context_at` keeps (the scrubber's last few turns cost nothing again;
+on a 100,000-message chat each holds a decision per message, megabytes)."""
 """Calls of unrecognised shape materialized on a chat longer than :data:`EXACT_CONTEXT_LIMIT`."""
 
 
@@ -176,8 +177,8 @@ class Replay:
     _chat: CountedChat | None = field(default=None, repr=False)
     _states: tuple[_LiveState, ...] = field(default=(), repr=False)
     compactions: tuple[Compaction, ...] = ()
-    # Views derived from the rows (dicts, break turns), built on first use: a page that shows
-    # one replay across many reruns (the turn scrubber) derives them once.
+    # Values derived from the rows (totals, break turns) and the last few contexts, built on
+    # first use: a page that shows one replay across many reruns (the scrubber) derives them once.
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def lineage(self) -> list[LineageEntry]:
@@ -278,12 +279,8 @@ class Replay:
     def rows_as_dicts(self) -> list[dict[str, Any]]:
         """One dict per row, ``{column: value}`` for every column of :data:`COLUMNS` (equal to
         ``dataclasses.asdict`` of the row; the values are plain scalars, so no deep copy)."""
-        memo: list[dict[str, Any]] | None = self._memo.get("dicts")
-        if memo is None:
-            get = getattr
-            memo = [{c: get(r, c) for c in COLUMNS} for r in self.rows]
-            self._memo["dicts"] = memo
-        return [dict(d) for d in memo]
+        get = getattr
+        return [{c: get(r, c) for c in COLUMNS} for r in self.rows]
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write one CSV line per call (columns: :data:`COLUMNS`); returns the CSV text."""
