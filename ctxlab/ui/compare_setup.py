@@ -286,7 +286,7 @@ def session_cost(
     return cost
 
 
-@st.cache_resource(max_entries=4 * MAX_CONFIGS, show_spinner=False)
+@st.cache_resource(max_entries=2 * MAX_CONFIGS, show_spinner=False)
 def _shared_result(
     key: tuple[Any, ...],
     _messages: tuple[Message, ...],

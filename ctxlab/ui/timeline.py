@@ -57,8 +57,8 @@ CACHE_EXPLANATION = (
 FACTS_BY_DEFAULT_UP_TO = 2_000
 """Chats up to this many messages show fact retention on the Replay page without asking."""
 
-REPLAYS_KEPT = 8
-"""Replays the server keeps for every session (a 100,000-message replay is tens of MB)."""
+REPLAYS_KEPT = 6
+"""Replays the server keeps for every session (a 100,000-message replay is about 27 MB)."""
 
 
 def usage_explanation(comparison: UsageComparison) -> str:
