@@ -48,7 +48,7 @@ not turns.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
@@ -459,6 +459,9 @@ class _Costing:
         self.cumulative_cached: float | None = self.cumulative
         self.cumulative_untrimmed_cached: float | None = self.cumulative
         self.previous_index = 0  # the message count the previous untrimmed call sent
+        # ModelPrice.cost's formula without its argument checks (replay's counts are valid by
+        # construction and cached <= input): the same floats, 44,000 calls faster.
+        self.cost = _unchecked_cost(price) if price is not None else None
 
     def row(
         self,
@@ -473,11 +476,11 @@ class _Costing:
     ) -> ReplayRow:
         output = chat.counts[index]
         untrimmed = chat.tokens(0, index)
-        price = self.price
+        cost = self.cost
         call_cost = call_cost_untrimmed = None
-        if price is not None:
-            call_cost = price.cost(tokens_sent, output)
-            call_cost_untrimmed = price.cost(untrimmed, output)
+        if cost is not None:
+            call_cost = cost(tokens_sent, output, 0)
+            call_cost_untrimmed = cost(untrimmed, output, 0)
         summary_in = sum(r.input_tokens for r in responses)
         summary_out = sum(r.output_tokens for r in responses)
         summary_cost: float | None = 0.0 if not responses else None
@@ -498,8 +501,8 @@ class _Costing:
             self.cumulative_untrimmed += call_cost_untrimmed
         cached = None if prefix_tokens is None else cached_input_tokens(prefix_tokens)
         cost_cached = None
-        if price is not None and cached is not None:
-            cost_cached = price.cost(tokens_sent, output, min(cached, tokens_sent))
+        if cost is not None and cached is not None:
+            cost_cached = cost(tokens_sent, output, min(cached, tokens_sent))
         if cost_cached is None:
             self.cumulative_cached = None
         elif self.cumulative_cached is not None:
@@ -507,8 +510,8 @@ class _Costing:
         untrimmed_cached = cached_input_tokens(chat.prefix[self.previous_index])
         self.previous_index = index
         cost_untrimmed_cached = None
-        if price is not None:
-            cost_untrimmed_cached = price.cost(untrimmed, output, min(untrimmed_cached, untrimmed))
+        if cost is not None:
+            cost_untrimmed_cached = cost(untrimmed, output, min(untrimmed_cached, untrimmed))
             if self.cumulative_untrimmed_cached is not None:
                 self.cumulative_untrimmed_cached += cost_untrimmed_cached
         return ReplayRow(
@@ -534,6 +537,21 @@ class _Costing:
             call_cost_untrimmed_with_cache=cost_untrimmed_cached,
             cumulative_cost_untrimmed_with_cache=self.cumulative_untrimmed_cached,
         )
+
+
+def _unchecked_cost(price: ModelPrice) -> Callable[[int, int, int], float]:
+    """``price.cost`` for arguments known to be valid (the same expression, so the same floats)."""
+    ip, op = price.input_per_mtok, price.output_per_mtok
+    cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+
+    def cost(input_tokens: int, output_tokens: int, cached_input_tokens: int) -> float:
+        return (
+            (input_tokens - cached_input_tokens) * ip
+            + cached_input_tokens * cp
+            + output_tokens * op
+        ) / 1_000_000
+
+    return cost
 
 
 def _replay_projection(

@@ -87,3 +87,30 @@ def test_the_tokens_chart_reads_rows_views_as_it_reads_row_dicts(counter: TokenC
                 replay_tokens_figure(RowsView(rep.rows), 500, turn=turn).to_dict()
                 == replay_tokens_figure(rep.rows_as_dicts(), 500, turn=turn).to_dict()
             )
+
+
+@settings(max_examples=30)
+@given(chat=chats(min_turns=1, max_turns=8), cached_price=st.sampled_from([None, 0.3]))
+def test_every_calls_cost_is_exactly_the_price_tables_cost(
+    chat: tuple[Message, ...], cached_price: float | None, counter: TokenCounter
+) -> None:
+    from ctxlab.insights import cached_input_tokens
+    from ctxlab.pricing import ModelPrice, PriceTable
+
+    price = ModelPrice("m", 2.5, cached_price, 10.0)
+    table = PriceTable({"m": price}, as_of="2026-01-01", source="test")
+    strategy = get_strategy_class("window-drop").suggested(counter.counted(chat))
+    rep = replay(chat, strategy, counter, model="m", prices=table)
+    previous = 0
+    for r in rep.rows:
+        assert r.call_cost == price.cost(r.tokens_sent, r.output_tokens)
+        assert r.call_cost_untrimmed == price.cost(r.tokens_untrimmed, r.output_tokens)
+        assert r.cached_tokens is not None
+        assert r.call_cost_with_cache == price.cost(
+            r.tokens_sent, r.output_tokens, min(r.cached_tokens, r.tokens_sent)
+        )
+        untrimmed_cached = cached_input_tokens(counter.counted(chat).prefix[previous])
+        assert r.call_cost_untrimmed_with_cache == price.cost(
+            r.tokens_untrimmed, r.output_tokens, min(untrimmed_cached, r.tokens_untrimmed)
+        )
+        previous = r.message_index
