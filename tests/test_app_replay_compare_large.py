@@ -101,3 +101,35 @@ def test_compare_bins_every_map_on_one_axis_and_defers_session_costs(
     assert any(c.value == f"{differ:,} of {len(messages):,} messages" for c in at.caption)
     table = next(d.value for d in at.dataframe if "preview" in d.value.columns)
     assert len(table) == min(differ, 1_000)
+
+
+def test_an_offline_summarizing_configuration_is_run_once_for_every_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab.ui import compare_setup
+
+    calls: list[str] = []
+    real_run = compare_setup.run
+
+    def counting_run(strategy: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(strategy.name)
+        return real_run(strategy, *args, **kwargs)
+
+    monkeypatch.setattr(compare_setup, "run", counting_run)
+    query = {
+        "chat": "coding_agent_session",
+        "cmp": "2",
+        "cmp1": "window-drop",
+        "cmp2": "summarize",
+        "cmp2.trigger_token_budget": "4000",
+    }
+    for _ in range(2):  # two sessions, each run twice
+        at = page("pages/1_Compare.py", **query)
+        at.run()
+        at.run()
+        assert not at.exception
+        metrics = next(d.value for d in at.dataframe if "configuration" in d.value.columns)
+        assert len(metrics) == 2
+    # projections never go through run(); summarize at most once (none when an earlier test of
+    # this process already ran the same configuration on the same chat)
+    assert calls in ([], ["summarize"])

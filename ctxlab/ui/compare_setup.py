@@ -302,10 +302,26 @@ def configuration_outcome(
     strategy: Strategy, ws: Workspace, backend: Backend | None, *, button_key: str
 ) -> Outcome | None:
     """:func:`ctxlab.ui.summary.run` of one configuration, computed once per chat, model and
-    configuration for the whole server when it needs no summarizer (the same chat is counted
-    once and shared by every configuration and every session)."""
+    configuration for the whole server when it needs no summarizer or only the automatic
+    (offline) one (the same chat is counted once and shared by every configuration and every
+    session). A paid endpoint's outcome is never shared: it goes through ``run`` each time
+    (whose own cache answers a request already paid for)."""
     if strategy.uses_summarizer:
-        return run(strategy, ws, backend, button_key=button_key)
+        if backend is None or not backend.automatic:
+            return run(strategy, ws, backend, button_key=button_key)
+        # The automatic (offline) summarizer is deterministic: its outcome is kept with the
+        # counted chat, shared by every session (a summarize apply reads the whole chat).
+        kept: dict[Hashable, Outcome] = ws.counted.derived("cmp.summarized", _empty_outcomes)
+        memo_key = (ws.model, repr(strategy), backend.label)
+        hit = kept.get(memo_key)
+        if hit is not None:
+            return hit
+        outcome = run(strategy, ws, backend, button_key=button_key)
+        if outcome is not None and not outcome.preview:
+            if len(kept) >= 2 * MAX_CONFIGS:
+                kept.clear()
+            kept[memo_key] = outcome
+        return outcome
     key = (chat_key(ws), ws.model, repr(strategy))
     try:
         result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
@@ -313,6 +329,10 @@ def configuration_outcome(
         st.error(str(exc))
         return None
     return Outcome(result, result.summary_request)
+
+
+def _empty_outcomes(_: CountedChat) -> dict[Hashable, Outcome]:
+    return {}
 
 
 def decision_codes_of(counted: CountedChat, result: TrimResult) -> tuple[int, ...]:
