@@ -95,3 +95,16 @@ def test_only_chats_with_more_rounds_than_a_map_draws_are_binned(counter: TokenC
     many = counter.counted(rounds(MAX_BLOCKS + 1))
     assert wants_bins(many)
     assert not wants_bins(many, stop=2 * MAX_BLOCKS)  # the prefix before the last round
+
+
+def test_tool_definitions_are_a_block_before_the_first_range(counter: TokenCounter) -> None:
+    from ctxlab.ui.figures import OVERHEAD_LABEL
+
+    messages = (user("a", "u1"), assistant("b", "a1"))
+    counted = counter.counted(messages)
+    bins = decision_bins(counted, decision_codes(counted, {}))
+    fig = binned_map_figure(bins, overhead=70, x_range=(0.0, float(counted.prefix[-1])))
+    block = next(t for t in fig.data if t.name == OVERHEAD_LABEL)
+    assert (list(block.x), list(block.base)) == ([70], [-70])
+    assert list(fig.layout.xaxis.range) == [-70.0, float(counted.prefix[-1])]
+    assert OVERHEAD_LABEL not in {t.name for t in binned_map_figure(bins).data}

@@ -22,7 +22,14 @@ import plotly.graph_objects as go
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.strategies.base import Decision
-from ctxlab.ui.figures import DECISION_COLOURS, DECISION_LEGEND, FONT_SIZE, MAX_BLOCKS
+from ctxlab.ui.figures import (
+    DECISION_COLOURS,
+    DECISION_LEGEND,
+    FONT_SIZE,
+    MAX_BLOCKS,
+    OVERHEAD_COLOUR,
+    OVERHEAD_LABEL,
+)
 
 __all__ = [
     "BINS",
@@ -164,6 +171,8 @@ def binned_map_figure(
     Hover gives a range's rounds, messages and tokens per decision. ``budget``/``window`` are
     vertical lines where the newest that-many tokens begin (``overhead``, the request's fixed
     tokens, taken off first); ``x_range`` fixes the axis so several maps of one chat line up.
+    A positive ``overhead`` is also drawn as its own block just before the first range (at
+    negative x), as :func:`ctxlab.ui.figures.round_map_figure` draws it.
     """
     fig = go.Figure()
     hovers = [_hover(b) for b in bins]
@@ -187,6 +196,22 @@ def binned_map_figure(
                 base=bases,
                 marker={"color": DECISION_COLOURS[decision.value], "line": {"width": 0}},
                 customdata=texts,
+                hovertemplate="%{customdata}<extra></extra>",
+            )
+        )
+    if overhead > 0:
+        # the request's tool definitions, sent with every call: a block before round 0, as on
+        # the unbinned round map
+        fig.add_trace(
+            go.Bar(
+                name=OVERHEAD_LABEL,
+                legendgroup="overhead",
+                orientation="h",
+                y=["rounds"],
+                x=[overhead],
+                base=[-overhead],
+                marker={"color": OVERHEAD_COLOUR, "line": {"width": 0}},
+                customdata=[f"<b>{OVERHEAD_LABEL}</b><br>{overhead:,} tokens on every call"],
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
@@ -217,7 +242,8 @@ def binned_map_figure(
     fig.update_yaxes(visible=False)
     fig.update_xaxes(title_text="tokens (cumulative, oldest → newest; binned)")
     if x_range is not None:
-        fig.update_xaxes(range=list(x_range), autorange=False)
+        low = x_range[0] - overhead if overhead > 0 else x_range[0]
+        fig.update_xaxes(range=[low, x_range[1]], autorange=False)
     fig.update_layout(
         title=title,
         font={"size": FONT_SIZE},
