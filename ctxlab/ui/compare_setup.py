@@ -292,10 +292,14 @@ def _shared_result(
     _messages: tuple[Message, ...],
     _strategy: Strategy,
     _counter: TokenCounter,
-) -> TrimResult:
-    """One result per (chat, model, configuration) for every session: no summarizer involved."""
+) -> tuple[tuple[Message, ...], TrimResult]:
+    """One result per (chat, model, configuration) for every session: no summarizer involved.
+
+    The entry holds the chat's messages beside the result, so the id in :func:`chat_key` cannot
+    name another chat while the entry lives.
+    """
     del key  # the cache key only
-    return _strategy.apply(_messages, _counter)
+    return _messages, _strategy.apply(_messages, _counter)
 
 
 def configuration_outcome(
@@ -324,10 +328,12 @@ def configuration_outcome(
         return outcome
     key = (chat_key(ws), ws.model, repr(strategy))
     try:
-        result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
+        messages, result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
     except CtxlabError as exc:
         st.error(str(exc))
         return None
+    if messages is not ws.counted.messages:  # pragma: no cover - chat_key's invariant
+        raise RuntimeError("a cached result belongs to another chat")
     return Outcome(result, result.summary_request)
 
 

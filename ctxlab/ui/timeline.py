@@ -138,8 +138,9 @@ def chat_key(ws: Workspace) -> Hashable:
     request's fixed overhead, by identity.
 
     A chat is read once per server process (samples and the chats folder are cached resources),
-    so every session that opens it holds the very same messages tuple; every cached value keeps a
-    reference to that tuple (``Replay._chat``), so its id cannot be reused while the entry lives.
+    so every session that opens it holds the very same messages tuple; every cached entry keeps a
+    reference to that tuple (a replay's ``_chat``, a Compare result's entry), so its id cannot
+    name another chat while the entry lives, and readers check it by identity.
     The one place to change if the app ever keys chats by a content hash.
     """
     return (id(ws.counted.messages), ws.counted.overhead)
