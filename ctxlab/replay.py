@@ -48,8 +48,8 @@ not turns.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
 from ctxlab.counted import CountedChat
@@ -71,7 +71,7 @@ from ctxlab.summarizers import (
     Summarizer,
     SummaryResponse,
 )
-from ctxlab.tokens import TokenCounter
+from ctxlab.tokens import ProgressCallback, TokenCounter
 
 __all__ = [
     "EXACT_CONTEXT_LIMIT",
@@ -86,6 +86,9 @@ __all__ = [
 EXACT_CONTEXT_LIMIT = 2_000
 """Longest chat on which a projection of unrecognised shape is materialized for cache columns."""
 FALLBACK_APPLIES = 64
+CONTEXTS_KEPT = 3
+"""Contexts :meth:`Replay.context_at` keeps (the scrubber's last few turns cost nothing again;
+on a 100,000-message chat each holds a decision per message, megabytes)."""
 """Calls of unrecognised shape materialized on a chat longer than :data:`EXACT_CONTEXT_LIMIT`."""
 
 
@@ -174,6 +177,9 @@ class Replay:
     _chat: CountedChat | None = field(default=None, repr=False)
     _states: tuple[_LiveState, ...] = field(default=(), repr=False)
     compactions: tuple[Compaction, ...] = ()
+    # Values derived from the rows (totals, break turns) and the last few contexts, built on
+    # first use: a page that shows one replay across many reruns (the scrubber) derives them once.
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def lineage(self) -> list[LineageEntry]:
         """The replay's compaction chain, oldest first, each with the chat ids it folded."""
@@ -206,16 +212,27 @@ class Replay:
         front, replaced it by a summary, cleared a result), so the provider's cache of the
         previous call serves only the part before that change. Unknown columns never count.
         """
-        priming = self._chat.fixed if self._chat is not None else 0
-        out: list[int] = []
-        for before, row in zip(self.rows, self.rows[1:], strict=False):
-            prefix = row.cacheable_prefix_tokens
-            if prefix is not None and prefix < before.tokens_sent - priming:
-                out.append(row.turn)
-        return out
+        memo: list[int] | None = self._memo.get("breaks")
+        if memo is None:
+            priming = self._chat.fixed if self._chat is not None else 0
+            memo = []
+            for before, row in zip(self.rows, self.rows[1:], strict=False):
+                prefix = row.cacheable_prefix_tokens
+                if prefix is not None and prefix < before.tokens_sent - priming:
+                    memo.append(row.turn)
+            self._memo["breaks"] = memo
+        return list(memo)
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def _total(self, column: str) -> int:
+        """Sum of an int column over the calls (computed once per replay: rows never change)."""
+        key = "sum." + column
+        total: int | None = self._memo.get(key)
+        if total is None:
+            total = self._memo[key] = sum(getattr(r, column) for r in self.rows)
+        return total
 
     def __iter__(self) -> Iterator[ReplayRow]:
         return iter(self.rows)
@@ -227,23 +244,23 @@ class Replay:
 
     @property
     def tokens_sent(self) -> int:
-        return sum(r.tokens_sent for r in self.rows)
+        return self._total("tokens_sent")
 
     @property
     def tokens_untrimmed(self) -> int:
-        return sum(r.tokens_untrimmed for r in self.rows)
+        return self._total("tokens_untrimmed")
 
     @property
     def summarizer_calls(self) -> int:
-        return sum(r.summarizer_calls for r in self.rows)
+        return self._total("summarizer_calls")
 
     @property
     def summary_input_tokens(self) -> int:
-        return sum(r.summary_input_tokens for r in self.rows)
+        return self._total("summary_input_tokens")
 
     @property
     def summary_output_tokens(self) -> int:
-        return sum(r.summary_output_tokens for r in self.rows)
+        return self._total("summary_output_tokens")
 
     @property
     def total_cost(self) -> float | None:
@@ -260,7 +277,10 @@ class Replay:
         return (before - self.tokens_sent) / before if before else 0.0
 
     def rows_as_dicts(self) -> list[dict[str, Any]]:
-        return [asdict(r) for r in self.rows]
+        """One dict per row, ``{column: value}`` for every column of :data:`COLUMNS` (equal to
+        ``dataclasses.asdict`` of the row; the values are plain scalars, so no deep copy)."""
+        get = getattr
+        return [{c: get(r, c) for c in COLUMNS} for r in self.rows]
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write one CSV line per call (columns: :data:`COLUMNS`); returns the CSV text."""
@@ -285,16 +305,77 @@ class Replay:
         strategy, counter, chat = self._strategy, self._counter, self._chat
         if strategy is None or counter is None or chat is None:
             raise ValueError("this Replay was built without its strategy and chat")
+        contexts: dict[int, TrimResult] = self._memo.setdefault("contexts", {})
+        hit = contexts.get(turn)
+        if hit is not None:
+            return hit
         stop = self.rows[turn - 1].message_index
         if not self._states:
-            return strategy.apply(chat.messages[:stop], counter)
-        state = self._states[turn - 1]
-        if state.result is not None:
-            return state.result
-        live = (*state.compacted, *chat.messages[state.since : stop])
-        return strategy.apply(
-            live, counter, NoSummarizer("a replayed call that did not summarize asked to")
-        )
+            prefix = chat.messages[:stop]
+            result = strategy.apply(prefix, _KnownPrefix(counter, _head(chat, prefix)))
+        elif self._states[turn - 1].result is not None:
+            return self._states[turn - 1].result  # type: ignore[return-value]
+        else:
+            state = self._states[turn - 1]
+            live = (*state.compacted, *chat.messages[state.since : stop])
+            result = strategy.apply(
+                live, counter, NoSummarizer("a replayed call that did not summarize asked to")
+            )
+        if len(contexts) >= CONTEXTS_KEPT:
+            contexts.pop(next(iter(contexts), turn), None)  # the oldest (threads may race)
+        contexts[turn] = result
+        return result
+
+
+def _head(chat: CountedChat, prefix: tuple[Message, ...]) -> CountedChat:
+    """The chat of ``prefix`` (``chat.messages[:len(prefix)]``), counted by slicing."""
+    n = len(prefix)
+    return CountedChat(prefix, chat.counts[:n], chat.reply_priming, chat.overhead)
+
+
+class _KnownPrefix:
+    """``counter``, except that the counted form of one prefix of a counted chat is known.
+
+    The replay's chat is counted already: the prefix of a call gets its counts by slicing
+    (:func:`_head`), not by looking each message up again (what made the context at a
+    late turn of a 100,000-message chat cost a recount). Everything else is ``counter``'s.
+    """
+
+    def __init__(self, counter: TokenCounter, prefix: CountedChat) -> None:
+        self._counter = counter
+        self._prefix = prefix
+        self.name = counter.name
+        self.label = counter.label
+        self.is_exact = counter.is_exact
+        self.accounting = counter.accounting
+
+    def count_text(self, text: str) -> int:
+        return self._counter.count_text(text)
+
+    def count_message(self, message: Message) -> int:
+        return self._counter.count_message(message)
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        if messages is self._prefix.messages:
+            return self._prefix.total
+        return self._counter.count_messages(messages)
+
+    def counts(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> list[int]:
+        if messages is self._prefix.messages:
+            return list(self._prefix.counts)
+        return self._counter.counts(messages, progress)
+
+    def counted(
+        self, messages: Sequence[Message], progress: ProgressCallback | None = None
+    ) -> CountedChat:
+        if messages is self._prefix.messages:
+            return self._prefix
+        return self._counter.counted(messages, progress)
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        return self._counter.count_tools(tools)
 
 
 def assistant_turns(messages: Sequence[Message]) -> list[int]:
@@ -378,6 +459,9 @@ class _Costing:
         self.cumulative_cached: float | None = self.cumulative
         self.cumulative_untrimmed_cached: float | None = self.cumulative
         self.previous_index = 0  # the message count the previous untrimmed call sent
+        # ModelPrice.cost's formula without its argument checks (replay's counts are valid by
+        # construction and cached <= input): the same floats, 44,000 calls faster.
+        self.cost = _unchecked_cost(price) if price is not None else None
 
     def row(
         self,
@@ -392,11 +476,11 @@ class _Costing:
     ) -> ReplayRow:
         output = chat.counts[index]
         untrimmed = chat.tokens(0, index)
-        price = self.price
+        cost = self.cost
         call_cost = call_cost_untrimmed = None
-        if price is not None:
-            call_cost = price.cost(tokens_sent, output)
-            call_cost_untrimmed = price.cost(untrimmed, output)
+        if cost is not None:
+            call_cost = cost(tokens_sent, output, 0)
+            call_cost_untrimmed = cost(untrimmed, output, 0)
         summary_in = sum(r.input_tokens for r in responses)
         summary_out = sum(r.output_tokens for r in responses)
         summary_cost: float | None = 0.0 if not responses else None
@@ -417,8 +501,8 @@ class _Costing:
             self.cumulative_untrimmed += call_cost_untrimmed
         cached = None if prefix_tokens is None else cached_input_tokens(prefix_tokens)
         cost_cached = None
-        if price is not None and cached is not None:
-            cost_cached = price.cost(tokens_sent, output, min(cached, tokens_sent))
+        if cost is not None and cached is not None:
+            cost_cached = cost(tokens_sent, output, min(cached, tokens_sent))
         if cost_cached is None:
             self.cumulative_cached = None
         elif self.cumulative_cached is not None:
@@ -426,8 +510,8 @@ class _Costing:
         untrimmed_cached = cached_input_tokens(chat.prefix[self.previous_index])
         self.previous_index = index
         cost_untrimmed_cached = None
-        if price is not None:
-            cost_untrimmed_cached = price.cost(untrimmed, output, min(untrimmed_cached, untrimmed))
+        if cost is not None:
+            cost_untrimmed_cached = cost(untrimmed, output, min(untrimmed_cached, untrimmed))
             if self.cumulative_untrimmed_cached is not None:
                 self.cumulative_untrimmed_cached += cost_untrimmed_cached
         return ReplayRow(
@@ -453,6 +537,21 @@ class _Costing:
             call_cost_untrimmed_with_cache=cost_untrimmed_cached,
             cumulative_cost_untrimmed_with_cache=self.cumulative_untrimmed_cached,
         )
+
+
+def _unchecked_cost(price: ModelPrice) -> Callable[[int, int, int], float]:
+    """``price.cost`` for arguments known to be valid (the same expression, so the same floats)."""
+    ip, op = price.input_per_mtok, price.output_per_mtok
+    cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+
+    def cost(input_tokens: int, output_tokens: int, cached_input_tokens: int) -> float:
+        return (
+            (input_tokens - cached_input_tokens) * ip
+            + cached_input_tokens * cp
+            + output_tokens * op
+        ) / 1_000_000
+
+    return cost
 
 
 def _replay_projection(

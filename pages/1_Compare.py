@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.strategies import get_strategy_class, strategy_names
-from ctxlab.ui import compare_setup, insights_view, render, report
+from ctxlab.ui import binned_map, compare_setup, insights_view, render, report
 from ctxlab.ui.session import build_or_error, strategy_params
 from ctxlab.ui.shell import page_query, shared
-from ctxlab.ui.summary import run, summarizer_panel
+from ctxlab.ui.summary import summarizer_panel
 from ctxlab.ui.timeline import FACTS_BY_DEFAULT_UP_TO
 
 setup = shared()
@@ -40,6 +40,7 @@ with_facts = len(ws.counted) <= FACTS_BY_DEFAULT_UP_TO or st.toggle(
 facts = insights_view.chat_facts(ws.counted) if with_facts else ()
 shared_axis = (0.0, float(max(ws.counted.prefix[-1], 1)))
 large = len(ws.counted) > compare_setup.SESSION_COST_AUTO
+binned = binned_map.wants_bins(ws.counted)  # thousands of rounds: every map binned alike
 configs: list[tuple[str, dict[str, object]]] = []
 labelled, rows, reported = [], [], []
 stand_in_used = False
@@ -60,26 +61,31 @@ for i, col in enumerate(st.columns(count)):
         outcome = None
         backend = summarizer_panel(cls)
         if strategy is not None:
-            outcome = run(strategy, ws, backend, button_key=f"cmp{i}.run")
+            outcome = compare_setup.configuration_outcome(
+                strategy, ws, backend, button_key=f"cmp{i}.run"
+            )
         if strategy is None or outcome is None:
             continue
         label = f"{i + 1}: {cls.title}"
         st.markdown(f"**{label}**")  # above the chart: a narrow chart's legend needs its top
-        render.render_round_map(
-            ws.counted,
-            outcome.result,
-            key=f"cmp{i}.map",
-            x_range=shared_axis,
-            strategy=strategy,
-            budget=render.budget_of(strategy),
-            window=ws.model_info,
-            tools=ws.tools,
-        )
-        problems = insights_view.provider_problems(
-            outcome.result.messages, counter=ws.counter, model=ws.model_info
-        )
+        if binned:
+            compare_setup.render_binned_map(
+                ws, outcome.result, strategy, key=f"cmp{i}.map", x_range=shared_axis
+            )
+        else:
+            render.render_round_map(
+                ws.counted,
+                outcome.result,
+                key=f"cmp{i}.map",
+                x_range=shared_axis,
+                strategy=strategy,
+                budget=render.budget_of(strategy),
+                window=ws.model_info,
+                tools=ws.tools,
+            )
+        problems = compare_setup.problems_of(outcome.result, ws)
         render.render_badge_row(problems)
-        allowed = not (large and cls.uses_summarizer) or st.toggle(
+        allowed = not large or st.toggle(
             "Session cost (replays every turn: slow on a chat this long)",
             key=f"cmp{i}.session",
         )
@@ -96,7 +102,11 @@ for i, col in enumerate(st.columns(count)):
                 if outcome.preview
                 else backend.label
             )
-        retention = insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
+        retention = (
+            insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
+            if facts
+            else None
+        )
         labelled.append((label, outcome.result))
         reported.append((label, strategy, outcome.result))
         rows.append(
@@ -104,7 +114,7 @@ for i, col in enumerate(st.columns(count)):
                 label,
                 outcome.result,
                 problems,
-                retention.percent if facts else None,
+                retention.percent if retention is not None else None,
                 render.call_cost(ws.model, outcome.result.tokens_after),
                 None if session is None else session.without_cache,
                 None if session is None else session.with_cache,
@@ -135,10 +145,24 @@ if stand_in_used:
 metrics = render.compare_frame(rows)
 render.render_compare_table(metrics)
 st.subheader("Messages on which they disagree")
-disagreements = render.disagreement_frame(ws.counted, labelled)
-st.caption(f"{len(disagreements):,} of {len(ws.counted):,} messages")
+columns = [compare_setup.decision_codes_of(ws.counted, result) for _, result in labelled]
+differ = compare_setup.disagreeing(columns)
+first_row = 0
+if len(differ) > compare_setup.DISAGREEMENT_ROWS:
+    first_row = int(
+        st.number_input(
+            f"First row shown (of {len(differ):,}; {compare_setup.DISAGREEMENT_ROWS:,} at a time)",
+            min_value=0,
+            max_value=len(differ) - 1,
+            step=compare_setup.DISAGREEMENT_ROWS,
+            key="cmp.rows",
+        )
+    )
+st.caption(f"{len(differ):,} of {len(ws.counted):,} messages")
 st.dataframe(
-    disagreements,
+    compare_setup.disagreement_window(
+        ws.counted, [label for label, _ in labelled], columns, differ, first_row
+    ),
     hide_index=True,
     height=420,
     width="stretch",

@@ -16,34 +16,49 @@ that budget, so "16k tokens against 20 messages" never happens by default.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
-from ctxlab.replay import replay
-from ctxlab.strategies import Strategy, get_strategy_class, parameters
+from ctxlab.model import Message
+from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value
+from ctxlab.tokens import TokenCounter
+from ctxlab.ui import binned_map, figures, insights_view, render
+from ctxlab.ui.insights_view import ProblemsByProvider
 from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
-from ctxlab.ui.summary import Backend
+from ctxlab.ui.summary import Backend, Outcome, run
+from ctxlab.ui.text import visible
+from ctxlab.ui.timeline import cached_replay, chat_key
 
 __all__ = [
+    "DISAGREEMENT_ROWS",
     "MAX_CONFIGS",
     "MIN_CONFIGS",
     "SESSION_COST_AUTO",
     "SessionCost",
     "comparable_defaults",
     "compare_query",
+    "configuration_outcome",
+    "decision_codes_of",
+    "disagreeing",
+    "disagreement_window",
     "messages_within",
     "parse_compare_query",
+    "problems_of",
+    "render_binned_map",
     "restore_setup",
     "save_setup",
     "seed_defaults",
     "session_cost",
+    "zoom_of",
 ]
 
 MIN_CONFIGS, MAX_CONFIGS = 2, 4
@@ -52,8 +67,11 @@ URL_DONE = "cmp.url_restored"
 SEEDED = "cmp.seeded"
 COUNT = "cmp.count"
 SESSION_COST_AUTO = 2_000
-"""A summarizing configuration's session cost (a replay that summarizes again and again) is
-computed without asking on chats up to this many messages; projections always are."""
+"""Each configuration's session cost (a replay of every turn) is computed without asking on
+chats up to this many messages; on longer chats it waits for its switch (or for the replay to
+be in the server's cache already, e.g. from the Replay page)."""
+DISAGREEMENT_ROWS = 1_000
+"""Rows of the disagreement table built per run (a window over all disagreeing messages)."""
 
 
 def strategy_key(i: int) -> str:
@@ -253,16 +271,11 @@ def session_cost(
         return hit[1]
     if not allowed:
         return None
-    summarizer = None
-    if strategy.uses_summarizer:
-        if backend is None or not backend.automatic:
-            return None
-        summarizer = backend.summarizer
+    if strategy.uses_summarizer and (backend is None or not backend.automatic):
+        return None
     try:
         with st.spinner("Replaying every turn for the session cost…"):
-            rep = replay(
-                ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model
-            )
+            rep = cached_replay(strategy, ws, backend if strategy.uses_summarizer else None)
     except (SummarizerError, CtxlabError) as exc:
         st.error(str(exc))
         return None
@@ -271,3 +284,204 @@ def session_cost(
         cache.clear()
     cache[key] = (ws.counted, cost)
     return cost
+
+
+@st.cache_resource(max_entries=2 * MAX_CONFIGS, show_spinner=False)
+def _shared_result(
+    key: tuple[Any, ...],
+    _messages: tuple[Message, ...],
+    _strategy: Strategy,
+    _counter: TokenCounter,
+) -> tuple[tuple[Message, ...], TrimResult]:
+    """One result per (chat, model, configuration) for every session: no summarizer involved.
+
+    The entry holds the chat's messages beside the result, so the id in :func:`chat_key` cannot
+    name another chat while the entry lives.
+    """
+    del key  # the cache key only
+    return _messages, _strategy.apply(_messages, _counter)
+
+
+def configuration_outcome(
+    strategy: Strategy, ws: Workspace, backend: Backend | None, *, button_key: str
+) -> Outcome | None:
+    """:func:`ctxlab.ui.summary.run` of one configuration, computed once per chat, model and
+    configuration for the whole server when it needs no summarizer or only the automatic
+    (offline) one (the same chat is counted once and shared by every configuration and every
+    session). A paid endpoint's outcome is never shared: it goes through ``run`` each time
+    (whose own cache answers a request already paid for)."""
+    if strategy.uses_summarizer:
+        if backend is None or not backend.automatic:
+            return run(strategy, ws, backend, button_key=button_key)
+        # The automatic (offline) summarizer is deterministic: its outcome is kept with the
+        # counted chat, shared by every session (a summarize apply reads the whole chat).
+        kept: dict[Hashable, Outcome] = ws.counted.derived("cmp.summarized", _empty_outcomes)
+        memo_key = (ws.model, repr(strategy), backend.label)
+        hit = kept.get(memo_key)
+        if hit is not None:
+            return hit
+        outcome = run(strategy, ws, backend, button_key=button_key)
+        if outcome is not None and not outcome.preview:
+            if len(kept) >= 2 * MAX_CONFIGS:
+                kept.clear()
+            kept[memo_key] = outcome
+        return outcome
+    key = (chat_key(ws), ws.model, repr(strategy))
+    try:
+        messages, result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
+    except CtxlabError as exc:
+        st.error(str(exc))
+        return None
+    if messages is not ws.counted.messages:  # pragma: no cover - chat_key's invariant
+        raise RuntimeError("a cached result belongs to another chat")
+    return Outcome(result, result.summary_request)
+
+
+def _empty_outcomes(_: CountedChat) -> dict[Hashable, Outcome]:
+    return {}
+
+
+def decision_codes_of(counted: CountedChat, result: TrimResult) -> tuple[int, ...]:
+    """Each message's decision code (:data:`ctxlab.ui.binned_map.ORDER`), kept beside the
+    result so that its map and the disagreement table read it once per result and chat."""
+    memo: dict[int, tuple[TrimResult, tuple[int, ...]]] = counted.derived("cmp.codes", _empty)
+    held = memo.get(id(result))
+    if held is not None and held[0] is result:  # the entry holds the result: its id is its own
+        return held[1]
+    if len(memo) >= 4 * MAX_CONFIGS:
+        memo.clear()
+    codes = tuple(binned_map.decision_codes(counted, result.decisions))
+    memo[id(result)] = (result, codes)
+    return codes
+
+
+def _empty(_: CountedChat) -> dict[int, tuple[TrimResult, tuple[int, ...]]]:
+    return {}
+
+
+def disagreeing(columns: Sequence[Sequence[int]]) -> list[int]:
+    """Indices where the decision codes of the configurations are not all equal.
+
+    >>> disagreeing([(0, 1, 2), (0, 2, 2)])
+    [1]
+    """
+    if not columns:
+        return []
+    return [i for i, row in enumerate(zip(*columns, strict=True)) if row.count(row[0]) != len(row)]
+
+
+def disagreement_window(
+    counted: CountedChat,
+    labels: Sequence[str],
+    columns: Sequence[Sequence[int]],
+    differ: Sequence[int],
+    start: int = 0,
+    limit: int = DISAGREEMENT_ROWS,
+) -> pd.DataFrame:
+    """Rows ``start..start+limit-1`` of :func:`ctxlab.ui.render.disagreement_frame` (same
+    columns, same values), built from decision codes: only the rows shown read messages."""
+    shown = list(differ[start : start + limit])
+    messages = counted.messages
+    order = binned_map.ORDER
+    data: dict[str, Any] = {
+        "index": shown,
+        "round": [counted.round_containing(i) for i in shown],
+        "role": [messages[i].role.value for i in shown],
+        "tokens": [counted.counts[i] for i in shown],
+    }
+    for label, column in zip(labels, columns, strict=True):
+        data[label] = [order[column[i]].value for i in shown]
+    data["preview"] = [visible(messages[i].preview(100)) for i in shown]
+    return pd.DataFrame(data)
+
+
+def zoom_of(counted: CountedChat, codes: Sequence[int]) -> tuple[int, int] | None:
+    """The rounds a zoomed strip of a binned map shows: the rounds after the last message that
+    is not sent (dropped or summarized), with earlier rounds for context as in
+    :func:`ctxlab.ui.figures.zoom_rounds`; None when the sent end is not a sliver of the chat."""
+    unsent = {binned_map.ORDER.index(Decision.DROPPED), binned_map.ORDER.index(Decision.SUMMARIZED)}
+    last = next((i for i in range(len(codes) - 1, -1, -1) if codes[i] in unsent), None)
+    if last is None or last + 1 >= len(codes):
+        return None
+    first = counted.round_containing(last + 1)
+    total = counted.prefix[-1]
+    end_tokens = total - counted.prefix[counted.starts[first]]
+    if first == 0 or total <= 0 or end_tokens >= 0.05 * total:
+        return None
+    lo = first
+    while lo > 0 and (
+        first - lo < 3
+        or counted.prefix[counted.starts[first]] - counted.prefix[counted.starts[lo - 1]]
+        <= end_tokens / 4
+    ):
+        lo -= 1
+    return (lo, len(counted.starts))
+
+
+def problems_of(result: TrimResult, ws: Workspace) -> ProblemsByProvider:
+    """The validator's problems of ``result``'s context for every provider, once per result
+    (a configuration's result is shared by reruns and sessions, so is this)."""
+    memo: dict[Hashable, tuple[TrimResult, ProblemsByProvider]] = ws.counted.derived(
+        "cmp.problems", _empty_problems
+    )
+    key = (id(result), ws.model)
+    held = memo.get(key)
+    if held is not None and held[0] is result:
+        return held[1]
+    if len(memo) >= 4 * MAX_CONFIGS:
+        memo.clear()
+    problems = insights_view.provider_problems(
+        result.messages, counter=ws.counter, model=ws.model_info
+    )
+    memo[key] = (result, problems)
+    return problems
+
+
+def _empty_problems(_: CountedChat) -> dict[Hashable, tuple[TrimResult, ProblemsByProvider]]:
+    return {}
+
+
+def render_binned_map(
+    ws: Workspace,
+    result: TrimResult,
+    strategy: Strategy,
+    *,
+    key: str,
+    x_range: tuple[float, float],
+) -> None:
+    """A configuration's round map on a chat of thousands of rounds: binned on the chat's own
+    edges (the same ranges for every configuration), plus the zoomed strip on the sent end."""
+    counted = ws.counted
+    codes = decision_codes_of(counted, result)
+    edges = counted.derived(("cmp.edges", binned_map.BINS), binned_map.bin_edges)
+    budget = render.budget_of(strategy)
+    st.plotly_chart(
+        binned_map.binned_map_figure(
+            binned_map.decision_bins(counted, codes, edges),
+            budget=budget,
+            window=ws.model_info,
+            x_range=x_range,
+            overhead=ws.tools.tokens,
+        ),
+        key=key,
+        width="stretch",
+    )
+    zoom = zoom_of(counted, codes)
+    if zoom is None:
+        return
+    first, stop = zoom
+    share = (counted.prefix[-1] - counted.prefix[counted.starts[first]]) / counted.prefix[-1]
+    st.caption(render.zoom_title(first, stop, share))
+    st.plotly_chart(
+        figures.round_map_figure(
+            counted,
+            result.decisions,
+            rounds=zoom,
+            explain=functools.partial(strategy.explain_round, counted, result),
+            budget=budget,
+            window=ws.model_info,
+            overhead=ws.tools.tokens,
+        ),
+        key=f"{key}-zoom",
+        width="stretch",
+    )

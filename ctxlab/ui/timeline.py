@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, overload
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.insights import fact_retention
+from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.provider_usage import UsageComparison, compare_usage
-from ctxlab.replay import Replay, replay
+from ctxlab.replay import COLUMNS, Replay, ReplayRow, replay
 from ctxlab.strategies import Decision, Strategy
-from ctxlab.ui import figures, insights_view
+from ctxlab.summarizers import Summarizer
+from ctxlab.tokens import TokenCounter
+from ctxlab.ui import binned_map, figures, insights_view
 from ctxlab.ui.session import Workspace, apply_params
 from ctxlab.ui.summary import Backend
 from ctxlab.ui.text import visible
@@ -21,10 +27,16 @@ from ctxlab.ui.text import visible
 __all__ = [
     "CACHE_EXPLANATION",
     "FACTS_BY_DEFAULT_UP_TO",
+    "REPLAYS_KEPT",
+    "RowView",
+    "RowsView",
+    "cached_replay",
+    "chat_key",
     "compaction_retention_frame",
     "render_cache",
     "render_provider_usage",
     "render_replay",
+    "replay_key",
     "run_replay",
     "summary_cost",
     "usage_explanation",
@@ -44,6 +56,9 @@ CACHE_EXPLANATION = (
 
 FACTS_BY_DEFAULT_UP_TO = 2_000
 """Chats up to this many messages show fact retention on the Replay page without asking."""
+
+REPLAYS_KEPT = 6
+"""Replays the server keeps for every session (a 100,000-message replay is about 27 MB)."""
 
 
 def usage_explanation(comparison: UsageComparison) -> str:
@@ -118,15 +133,75 @@ def render_provider_usage(ws: Workspace) -> None:
         st.dataframe(usage_frame(comparison), hide_index=True, width="stretch")
 
 
+def chat_key(ws: Workspace) -> Hashable:
+    """What Replay and Compare key their caches on for the chat of ``ws``: its messages and the
+    request's fixed overhead, by identity.
+
+    A chat is read once per server process (samples and the chats folder are cached resources),
+    so every session that opens it holds the very same messages tuple; every cached entry keeps a
+    reference to that tuple (a replay's ``_chat``, a Compare result's entry), so its id cannot
+    name another chat while the entry lives, and readers check it by identity.
+    The one place to change if the app ever keys chats by a content hash.
+    """
+    return (id(ws.counted.messages), ws.counted.overhead)
+
+
+def replay_key(ws: Workspace, strategy: Strategy, backend: Backend | None) -> tuple[Hashable, ...]:
+    """The cache key of one replay: chat, model, configuration and summarizer backend."""
+    return (chat_key(ws), ws.model, repr(strategy), backend.label if backend else "")
+
+
+@st.cache_resource(max_entries=REPLAYS_KEPT, show_spinner=False)
+def _shared_replay(
+    key: tuple[Hashable, ...],
+    _messages: tuple[Message, ...],
+    _strategy: Strategy,
+    _counter: TokenCounter,
+    _summarizer: Summarizer | None,
+    model: str,
+) -> Replay:
+    """One replay per key for the whole server (every session of the same chat shares it)."""
+    del key  # the cache key only
+    return replay(_messages, _strategy, _counter, summarizer=_summarizer, model=model)
+
+
+def cached_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay:
+    """The replay of ``strategy`` over the chat, computed once per :func:`replay_key`.
+
+    Replays without a summarizer, or with the automatic (offline) one, are shared by every
+    session; a replay that called a real endpoint is never shared (it is kept by the session
+    that paid for it, see :func:`run_replay`). Raises what :func:`ctxlab.replay.replay` raises.
+    """
+    summarizer = backend.summarizer if backend is not None else None
+    if backend is not None and not backend.automatic:
+        return replay(ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model)
+    rep = _shared_replay(
+        replay_key(ws, strategy, backend),
+        ws.counted.messages,
+        strategy,
+        ws.counter,
+        summarizer,
+        ws.model,
+    )
+    if not _same_chat(rep, ws):  # pragma: no cover - chat_key's invariant
+        raise RuntimeError("a cached replay belongs to another chat")
+    return rep
+
+
+def _same_chat(rep: Replay, ws: Workspace) -> bool:
+    return rep._chat is not None and rep._chat.messages is ws.counted.messages
+
+
 def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay | None:
     """The replay of ``strategy`` over the chat; a real summarizer only runs on a button press.
 
     The last replay is kept in session state per (chat, model, strategy, backend), so moving the
-    turn scrubber never recomputes it.
+    turn scrubber never recomputes it; replays that need no paid endpoint also come from the
+    server-wide cache (:func:`cached_replay`), so opening the page again costs no replay.
     """
-    key = (ws.counted, ws.model, repr(strategy), backend.label if backend else "")
+    key = replay_key(ws, strategy, backend)
     cached = st.session_state.get("ctx.replay")
-    if cached is not None and cached[0][0] is ws.counted and cached[0][1:] == key[1:]:
+    if cached is not None and cached[0] == key and _same_chat(cached[1], ws):
         hit: Replay = cached[1]
         return hit
     if (
@@ -136,12 +211,9 @@ def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Re
     ):
         st.info("This replay calls the summarizer endpoint: press the button to run it.")
         return None
-    summarizer = backend.summarizer if backend is not None else None
     try:
         with st.spinner("Replaying every turn…"):
-            result = replay(
-                ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model
-            )
+            result = cached_replay(strategy, ws, backend)
     except SummarizerError as exc:
         st.error(f"The summarizer failed; nothing was changed. {exc}")
         return None
@@ -150,6 +222,87 @@ def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Re
         return None
     st.session_state["ctx.replay"] = (key, result)
     return result
+
+
+class RowView(Mapping[str, Any]):
+    """One replay row read as ``{column: value}`` (what the figures take), without copying it."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: ReplayRow) -> None:
+        self._row = row
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in _COLUMN_SET:
+            raise KeyError(column)
+        return getattr(self._row, column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COLUMNS)
+
+    def __len__(self) -> int:
+        return len(COLUMNS)
+
+
+_COLUMN_SET = frozenset(COLUMNS)
+
+
+class RowsView(Sequence[Mapping[str, Any]]):
+    """A replay's rows as :class:`RowView` mappings, made only for the rows a figure reads
+    (a figure of a 44,000-call replay samples 2,000 of them)."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Sequence[ReplayRow]) -> None:
+        self._rows = rows
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        if isinstance(index, slice):
+            return [RowView(r) for r in self._rows[index]]
+        return RowView(self._rows[index])
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+_VIEWS = "replay.views"
+
+
+def replay_views(rep: Replay, *config: Hashable) -> dict[str, Any]:
+    """This session's memo of what the page draws from ``rep`` (figures, frames): built on
+    the first run that shows ``rep`` with ``config`` (budget, model, ...) and reused by every
+    rerun after it (a scrubber step rebuilds nothing that does not depend on the turn).
+
+    Held in session state, not beside the shared replay: a figure's turn marker is moved in
+    place, which must not show in another session.
+    """
+    held = st.session_state.get(_VIEWS)
+    if held is not None and held[0] is rep and held[1] == config:
+        views: dict[str, Any] = held[2]
+        return views
+    views = {}
+    st.session_state[_VIEWS] = (rep, config, views)
+    return views
+
+
+def _memo(views: dict[str, Any], name: str, build: Callable[[], Any]) -> Any:
+    if name not in views:
+        views[name] = build()
+    return views[name]
+
+
+def move_turn_marker(fig: go.Figure, turn: int) -> None:
+    """Move the vertical turn line of :func:`ctxlab.ui.figures.replay_tokens_figure` to
+    ``turn`` (the line spans the plot's height: its ``yref`` is the y domain)."""
+    for shape in fig.layout.shapes:
+        if shape.yref == "y domain" and shape.xref == "x":
+            shape.update(x0=turn, x1=turn)
 
 
 def summary_cost(rep: Replay) -> float | None:
@@ -162,8 +315,10 @@ def summary_cost(rep: Replay) -> float | None:
     return total
 
 
-def render_cache(rep: Replay) -> None:
-    """Cacheable vs non-cacheable tokens per call, the cache breaks, and cost with caching."""
+def render_cache(rep: Replay, views: dict[str, Any] | None = None) -> None:
+    """Cacheable vs non-cacheable tokens per call, the cache breaks, and cost with caching.
+
+    ``views`` (see :func:`replay_views`) keeps the chart across reruns."""
     st.subheader("Prompt cache")
     st.markdown(CACHE_EXPLANATION)
     if not rep.cache_known:
@@ -173,7 +328,11 @@ def render_cache(rep: Replay) -> None:
         )
         return
     breaks = rep.cache_break_turns()
-    cached = sum(r.cached_tokens or 0 for r in rep.rows)
+    cached = _memo(
+        views if views is not None else {},
+        "cached tokens",
+        lambda: sum(r.cached_tokens or 0 for r in rep.rows),
+    )
     cols = st.columns(3)
     cols[0].metric("Cache breaks", f"{len(breaks):,} of {max(len(rep) - 1, 0):,} calls")
     cols[1].metric(
@@ -192,13 +351,18 @@ def render_cache(rep: Replay) -> None:
         format_usd(saving),
         help="Trimmed session cost at full input price minus the same with the cached price.",
     )
-    st.plotly_chart(
-        figures.cache_figure(
+    figure = _memo(
+        views if views is not None else {},
+        "cache",
+        lambda: figures.cache_figure(
             [r.turn for r in rep.rows],
             [r.tokens_sent for r in rep.rows],
             [r.cacheable_prefix_tokens or 0 for r in rep.rows],
             breaks,
         ),
+    )
+    st.plotly_chart(
+        figure,
         key="replay-cache",
         width="stretch",
     )
@@ -266,27 +430,27 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     )
     n = len(rep)
     turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
-    rows = rep.rows_as_dicts()
-    st.plotly_chart(
-        figures.replay_tokens_figure(rows, budget, turn=turn, window=ws.model_info),
-        key="replay-tokens",
-        width="stretch",
-    )
-    cost_figure = figures.session_cost_figure(rep)
+    views = replay_views(rep, budget, ws.model)
+    tokens_figure = views.get("tokens")
+    if tokens_figure is None:
+        tokens_figure = views["tokens"] = figures.replay_tokens_figure(
+            RowsView(rep.rows), budget, turn=turn, window=ws.model_info
+        )
+    move_turn_marker(tokens_figure, turn)
+    st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
+    cost_figure = _memo(views, "cost", lambda: figures.session_cost_figure(rep))
     if cost_figure is not None:
         st.plotly_chart(cost_figure, key="replay-cost", width="stretch")
-    render_cache(rep)
+    render_cache(rep, views)
     if rep.compactions:
         st.subheader("Compactions")
         st.dataframe(
-            compaction_retention_frame(rep, ws),
+            _memo(views, "compactions", lambda: compaction_retention_frame(rep, ws)),
             hide_index=True,
             width="stretch",
             key="replay-compaction-facts",
         )
-        insights_view.render_lineage(
-            rep.lineage(), {m.id: i for i, m in enumerate(ws.chat.messages)}, key="replay-lineage"
-        )
+        insights_view.render_lineage(rep.lineage(), ws.counted.positions, key="replay-lineage")
     row = rep.rows[turn - 1]
     st.subheader(f"Context at turn {turn}")
     st.caption(
@@ -302,11 +466,26 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     insights_view.render_provider_badges(
         context.messages, key="replay-ctx", counter=ws.counter, model=ws.model_info
     )
-    prefix = ws.counter.counted(ws.chat.messages[: row.message_index])
-    # A message missing from the call's decisions was folded into an earlier summary.
-    decisions = {m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages}
-    st.plotly_chart(
-        figures.round_map_figure(
+    stop = row.message_index
+    if binned_map.wants_bins(ws.counted, stop):
+        # Thousands of rounds: the binned map costs a pass over the prefix's decisions only.
+        codes = binned_map.decision_codes(
+            ws.counted, context.decisions, stop, missing=Decision.SUMMARIZED
+        )
+        map_figure = binned_map.binned_map_figure(
+            binned_map.decision_bins(ws.counted, codes),
+            title=f"Round map at turn {turn}",
+            budget=None,
+            window=ws.model_info,
+            overhead=ws.tools.tokens,
+        )
+    else:
+        prefix = ws.counter.counted(ws.chat.messages[:stop])
+        # A message missing from the call's decisions was folded into an earlier summary.
+        decisions = {
+            m.id: context.decisions.get(m.id, Decision.SUMMARIZED) for m in prefix.messages
+        }
+        map_figure = figures.round_map_figure(
             prefix,
             decisions,
             title=f"Round map at turn {turn}",
@@ -317,10 +496,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             window=ws.model_info,
             overhead=ws.tools.tokens,
             overhead_parts=ws.tools.per_tool,
-        ),
-        key="replay-map",
-        width="stretch",
-    )
+        )
+    st.plotly_chart(map_figure, key="replay-map", width="stretch")
     # Picking facts reads every user and tool message once per chat (seconds on a 10k chat):
     # on a large chat it waits until asked for.
     if st.toggle(
@@ -330,9 +507,9 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         help="Which numbers, identifiers, names, paths and URLs seen so far this call still has.",
     ):
         facts = insights_view.chat_facts(ws.counted)
-        positions = {m.id: i for i, m in enumerate(ws.chat.messages)}
+        positions = ws.counted.positions
         seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
-        retention = fact_retention(prefix.messages, context.messages, seen)
+        retention = fact_retention(ws.chat.messages[:stop], context.messages, seen)
         lost = retention.lost()
         st.caption(
             f"Fact retention at turn {turn}: {retention.percent:.1f}% "
