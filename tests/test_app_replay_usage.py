@@ -4,10 +4,10 @@ beside ctxlab's count of the same call, and says what the gap is made of in numb
 from __future__ import annotations
 
 import json
-from itertools import pairwise
 from typing import Any
 
 from app_support import ROOT, page
+from raw_claude_code import raw_billed
 from streamlit.testing.v1 import AppTest
 
 from ctxlab.formats import load_chat_file
@@ -18,34 +18,6 @@ from ctxlab.ui.figures import USAGE_TITLE
 SESSION = ROOT / "tests" / "fixtures" / "formats" / "claude_code" / "thinking_session.jsonl"
 """A real Claude Code session whose assistant lines carry ``message.usage`` (PROVENANCE.md)."""
 REPLAY = "pages/2_Replay.py"
-
-
-def _raw_billed() -> list[int]:
-    """Each main-thread API message's billed prompt (input + cache read + cache write), read from
-    the raw lines: Claude Code repeats a message's usage on every line of it, so the first wins."""
-    seen: dict[str, int] = {}
-    records = [json.loads(line) for line in SESSION.read_text(encoding="utf-8").splitlines()]
-    # The session was rewound once (two typed prompts share a parent): the lines from the first
-    # prompt up to the second are an abandoned branch the model no longer saw (ctxlab skips it).
-    prompts: dict[str, list[int]] = {}
-    for i, r in enumerate(records):
-        if r.get("type") == "user" and isinstance(r["message"]["content"], str):
-            prompts.setdefault(r.get("parentUuid") or "", []).append(i)
-    gone = {i for kids in prompts.values() for a, b in pairwise(kids) for i in range(a, b)}
-    for k, record in enumerate(records):
-        if k in gone:
-            continue
-        message = record.get("message")
-        if record.get("isSidechain") or not isinstance(message, dict):
-            continue
-        usage = message.get("usage")
-        if usage and message["id"] not in seen:
-            seen[message["id"]] = (
-                usage["input_tokens"]
-                + usage["cache_read_input_tokens"]
-                + usage["cache_creation_input_tokens"]
-            )
-    return list(seen.values())
 
 
 def _upload(at: AppTest, name: str, data: bytes) -> None:
@@ -71,12 +43,12 @@ def test_a_session_with_usage_charts_billed_against_counted_per_call() -> None:
     assert spec is not None
     bars = [t for t in spec["data"] if t["type"] == "bar"]
     billed = [sum(v) for v in zip(*(t["y"] for t in bars), strict=True)]
-    assert billed == _raw_billed()
+    assert billed == raw_billed(SESSION)
     loaded = load_chat_file(SESSION)
     expected = compare_usage(loaded.messages, loaded.usage, get_counter("gpt-4o"))
     (line,) = [t for t in spec["data"] if t["type"] == "scatter"]
     assert line["y"] == [c.counted_prompt for c in expected.calls]
-    hidden = _raw_billed()[0] - expected.calls[0].counted_prompt
+    hidden = raw_billed(SESSION)[0] - expected.calls[0].counted_prompt
     captions = [c.value for c in at.main.caption]
     explained = [c for c in captions if c.startswith("Hidden fixed part")]
     assert explained and f"**{hidden:+,}** tokens per call" in explained[0]

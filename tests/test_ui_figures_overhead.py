@@ -3,12 +3,11 @@ counted chart of the Replay page (with the sentence that says what the gap is ma
 
 from __future__ import annotations
 
-import json
-from itertools import pairwise
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from raw_claude_code import raw_billed
 
 from ctxlab.formats import load_chat
 from ctxlab.model import Message, Role
@@ -89,34 +88,6 @@ def test_a_long_tool_list_is_cut_in_the_hover(counter: TokenCounter) -> None:
     assert "… and 7 more" in block.customdata[0]  # type: ignore[attr-defined]
 
 
-def _raw_billed(path: Path) -> list[int]:
-    """Each main-thread API message's billed prompt, from the raw lines (first line of an id)."""
-    seen: dict[str, int] = {}
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    # The session was rewound once (two typed prompts share a parent): the lines from the first
-    # prompt up to the second are an abandoned branch the model no longer saw (ctxlab skips it).
-    prompts: dict[str, list[int]] = {}
-    for i, r in enumerate(records):
-        if r.get("type") == "user" and isinstance(r["message"]["content"], str):
-            prompts.setdefault(r.get("parentUuid") or "", []).append(i)
-    gone = {i for kids in prompts.values() for a, b in pairwise(kids) for i in range(a, b)}
-    for k, record in enumerate(records):
-        if k in gone:
-            continue
-        message = record.get("message")
-        if record.get("isSidechain") or not isinstance(message, dict):
-            continue
-        usage = message.get("usage")
-        if not usage or message.get("id") in seen:
-            continue
-        seen[message["id"]] = (
-            usage["input_tokens"]
-            + usage.get("cache_read_input_tokens", 0)
-            + usage.get("cache_creation_input_tokens", 0)
-        )
-    return list(seen.values())
-
-
 def test_the_usage_figure_stacks_to_the_billed_prompt_and_draws_the_count(
     counter: TokenCounter,
 ) -> None:
@@ -127,7 +98,7 @@ def test_the_usage_figure_stacks_to_the_billed_prompt_and_draws_the_count(
     fig = figures.usage_comparison_figure(comparison)
     bars = [t for t in fig.data if t.type == "bar"]  # type: ignore[attr-defined]
     totals = [sum(values) for values in zip(*(t.y for t in bars), strict=True)]
-    assert totals == _raw_billed(SESSION)
+    assert totals == raw_billed(SESSION)
     (line,) = [t for t in fig.data if t.type == "scatter"]  # type: ignore[attr-defined]
     assert list(line.y) == [c.counted_prompt for c in comparison.calls]
     assert fig.layout.title.text == figures.USAGE_TITLE  # type: ignore[attr-defined]
@@ -182,7 +153,7 @@ def test_the_usage_table_has_one_row_per_call(counter: TokenCounter) -> None:
 
     loaded = load_chat_file(SESSION)
     frame = usage_frame(compare_usage(loaded.messages, loaded.usage, counter))
-    assert list(frame["billed prompt"]) == _raw_billed(SESSION)
+    assert list(frame["billed prompt"]) == raw_billed(SESSION)
     assert list(frame["difference"]) == list(frame["billed prompt"] - frame["counted by ctxlab"])
     assert len(load_chat(SESSION)) > len(frame)
 
