@@ -493,18 +493,25 @@ def _read_plain(
         tool_call_id is not None and type(tool_call_id) is not str
     ):
         return None
-    calls: tuple[ToolCall, ...] = ()
-    if raw_calls is not None:
-        if type(raw_calls) is not list:
-            return None
-        made = []
-        for tc in raw_calls:
-            call = _plain_tool_call(tc)
-            if call is None:
-                return None
-            made.append(call)
-        calls = tuple(made)
+    calls = _plain_tool_calls(raw_calls)
+    if calls is None:
+        return None
     return _new_message_full(role, text, mid, name, calls, tool_call_id, False, False, None, extra)
+
+
+def _plain_tool_calls(raw_calls: Any) -> tuple[ToolCall, ...] | None:
+    """``tool_calls`` as ToolCalls (null: none); None when the list or a call is not plain."""
+    if raw_calls is None:
+        return ()
+    if type(raw_calls) is not list:
+        return None
+    made = []
+    for tc in raw_calls:
+        call = _plain_tool_call(tc)
+        if call is None:
+            return None
+        made.append(call)
+    return tuple(made)
 
 
 # How to read the messages of one key layout (see _shape_plan): whether the layout has an id, a
@@ -548,18 +555,9 @@ def _read_planned(m: dict[str, Any], plan: _Plan, mid: str) -> Message | None:
         call_id is not None and type(call_id) is not str
     ):
         return None
-    calls: tuple[ToolCall, ...] = ()
-    raw_calls = m["tool_calls"] if has_calls else None
-    if raw_calls is not None:
-        if type(raw_calls) is not list:
-            return None
-        made = []
-        for tc in raw_calls:
-            call = _plain_tool_call(tc)
-            if call is None:
-                return None
-            made.append(call)
-        calls = tuple(made)
+    calls = _plain_tool_calls(m["tool_calls"] if has_calls else None)
+    if calls is None:
+        return None
     extra = (
         tuple(zip(extra_keys, map(m.__getitem__, extra_keys), strict=True)) if extra_keys else ()
     )
