@@ -124,6 +124,13 @@ class CountedChat:
             for k, (a, b) in enumerate(zip(starts, stops, strict=True))
         ]
 
+    def round_start_prefix(self) -> tuple[int, ...]:
+        """``prefix[starts[k]]`` for every round ``k``: the tokens before each round, ascending
+        (a search over it needs no key function, which a replay calls once per assistant turn)."""
+        return self.derived(
+            "round_start_prefix", lambda chat: tuple(map(chat.prefix.__getitem__, chat.starts))
+        )
+
     def round_containing(self, index: int) -> int:
         """Index of the round that holds message ``index``."""
         return bisect_right(self.starts, index) - 1

@@ -174,7 +174,7 @@ class TrimLast(Strategy):
         available = self.max_tokens - chat.fixed - (chat.counts[0] if pinned else 0)
         # smallest start in [lo, end] with prefix[end] - prefix[start] <= available
         threshold = prefix[end] - available
-        start = min(bisect_left(range(lo, end + 1), threshold, key=lambda i: prefix[i]) + lo, end)
+        start = min(bisect_left(prefix, threshold, lo, end + 1), end)
         if self.start_on_user and start < end:
             start = min(_table(chat, "next", _HUMAN)[start], end)
         return _Plan(pinned, start, end)

@@ -40,7 +40,11 @@ def _first_fitting_round(
     prefix = chat.prefix
     # tokens(starts[k], stop) <= budget  <=>  prefix[starts[k]] >= prefix[stop] + priming - budget
     threshold = prefix[stop] + chat.fixed - budget
-    k = bisect_left(chat.starts, threshold, 0, rounds, key=lambda s: prefix[max(s, floor)])
+    # The key of round k is prefix[max(starts[k], floor)]: every round fits from the floor on
+    # when the pinned part alone reaches the threshold, else the floor never decides.
+    if prefix[floor] >= threshold:
+        return 0
+    k = bisect_left(chat.round_start_prefix(), threshold, 0, rounds)
     return min(k, rounds - 1)
 
 
