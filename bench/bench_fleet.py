@@ -72,11 +72,25 @@ def _proc_stat(pid: int) -> tuple[int, float, int] | None:
     return int(fields[1]), cpu, int(fields[21]) * _PAGE
 
 
+def _pss(pid: int) -> int:
+    """Proportional set size of ``pid`` in bytes (shared pages split between their users)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 class TreeSampler:
     """Samples a process and all its descendants from /proc every ``interval`` seconds.
 
-    ``peak_tree`` is the largest sum of RSS over the tree at one sample, ``peak_single`` the
-    largest RSS of one process, ``cpu`` the CPU seconds of every process seen (each one's last
+    ``peak_tree`` is the largest sum of RSS over the tree at one sample (pages shared by a
+    fork server and its workers counted once per process, so an upper bound), ``peak_pss`` the
+    largest sum of PSS (shared pages split between their users), ``peak_single`` the largest
+    RSS of one process, ``cpu`` the CPU seconds of every process seen (each one's last
     sample; a process that exits between samples loses at most ``interval`` of CPU).
     """
 
@@ -84,6 +98,7 @@ class TreeSampler:
         self.root = root
         self.interval = interval
         self.peak_tree = 0
+        self.peak_pss = 0
         self.peak_single = 0
         self.processes = 0
         self._cpu: dict[int, float] = {}
@@ -126,14 +141,16 @@ class TreeSampler:
                 if ppid in tree and pid not in tree:
                     tree.add(pid)
                     grew = True
-        total = 0
+        total = pss = 0
         for pid in tree:
             if pid in stats:
                 _, cpu, rss = stats[pid]
                 self._cpu[pid] = cpu
                 total += rss
+                pss += _pss(pid)
                 self.peak_single = max(self.peak_single, rss)
         self.peak_tree = max(self.peak_tree, total)
+        self.peak_pss = max(self.peak_pss, pss)
         self.processes = max(self.processes, len(self._cpu))
 
 
@@ -210,6 +227,7 @@ def cli_run(corpus: Path, specs: Sequence[str], db: Path, workers: int) -> dict[
         "calls": calls,
         "errors": failed,
         "peak_tree_mb": tree.peak_tree / 2**20,
+        "peak_pss_mb": tree.peak_pss / 2**20,
         "peak_single_mb": tree.peak_single / 2**20,
         "processes": tree.processes,
         "cpu": tree.cpu,
@@ -360,6 +378,7 @@ def _cli_rows(label: str, r: dict[str, float]) -> list[str]:
         f"{r['conversations'] / r['seconds']:,.1f}",
         f"{r['cpu']:,.0f}",
         f"{r['peak_tree_mb']:,.0f}",
+        f"{r['peak_pss_mb']:,.0f}",
         f"{r['peak_single_mb']:,.0f}",
         f"{r['db_mb']:,.0f}",
     ]
@@ -374,6 +393,7 @@ CLI_HEADER = (
     "conversations/s",
     "CPU s (tree)",
     "peak RSS, tree (MB)",
+    "peak PSS, tree (MB)",
     "peak RSS, one process (MB)",
     "DuckDB file (MB)",
 )
@@ -450,6 +470,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"Absolute: {args.absolute:,} conversations x ~{args.messages} messages "
                 f"({size:,.0f} MB), {len(grid)} configurations; start: {_load()}"
             )
+            print()
             result = cli_run(corpus, GRID_SPECS, work / "absolute.duckdb", 2)
             _table(
                 CLI_HEADER, [_cli_rows(f"{args.absolute:,} x ~{args.messages} messages", result)]
@@ -463,6 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"Memory: a JSONL table of {args.rss_conversations:,} conversations of 10-20 "
                 f"messages ({size:,.0f} MB), grid {'; '.join(RSS_SPECS)}; start: {_load()}"
             )
+            print()
             result = cli_run(table, RSS_SPECS, work / "rss.duckdb", 2)
             _table(CLI_HEADER, [_cli_rows(f"{args.rss_conversations:,} table rows", result)])
             print(f"End: {_load()}. Target: peak RSS of the run under 1 GB.")
