@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 import duckdb
@@ -145,8 +144,6 @@ _KEYS = {
 _ARROW_SCHEMA = {
     table: pa.schema([(c, _ARROW[t]) for c, t in columns]) for table, columns in _SCHEMA.items()
 }
-_TOTALS_OF = attrgetter(*TOTAL_COLUMNS)
-_CALL_OF = attrgetter(*CALL_COLUMNS)
 
 
 @dataclass(slots=True)
@@ -179,8 +176,8 @@ class DoneSet:
 class _Batch:
     """The rows of several sources, per table, as tuples in the table's column order.
 
-    Rows are tuples (built by :func:`operator.attrgetter`, in C) rather than dicts: a run
-    writes one row per call, and this is the parent's share of the work.
+    Rows are tuples (as :class:`~ctxlab.corpus.work.ConfigRows` brings them) rather than
+    dicts: a run writes one row per call, and this is the parent's share of the work.
     """
 
     tables: dict[str, list[tuple[Any, ...]]] = field(
@@ -362,8 +359,8 @@ def _add_outcome(batch: _Batch, outcome: SourceOutcome) -> None:
                     ),
                 )
                 continue
-            batch.add("results", keys + _TOTALS_OF(result.totals))
-            calls.extend(keys + _CALL_OF(call) for call in result.calls)
+            batch.add("results", keys + result.totals)
+            calls.extend(keys + call for call in result.calls)
     if outcome.error is not None:
         for config_key in outcome.configurations:
             batch.add(
