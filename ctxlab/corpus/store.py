@@ -24,7 +24,7 @@ Only the parent process writes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,13 +163,6 @@ class DoneSet:
         if source_key in self.complete:
             return frozenset()
         return self.grid - self.partial.get(source_key, set())
-
-    def add(self, source_key: str, config_keys: Iterable[str]) -> None:
-        have = self.partial.setdefault(source_key, set())
-        have.update(config_keys)
-        if self.grid <= have:
-            del self.partial[source_key]
-            self.complete.add(source_key)
 
 
 @dataclass
