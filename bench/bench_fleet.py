@@ -1,15 +1,25 @@
-"""Fleet evaluation benchmark: overhead, scaling, Ray, an absolute run, the Fleet page.
+"""Fleet evaluation benchmark: overhead, scaling, Ray, absolute runs, memory, the Fleet page.
 
 Run ``python bench/bench_fleet.py`` (defaults sized for a shared 2-core machine, a few minutes)
-or ``--quick``. Prints markdown tables; no timing assertions. Every figure that matters is a
-ratio of two runs measured side by side in this process:
+or ``--quick``. Prints markdown tables; no timing assertions. Every ratio compares runs made
+side by side in this process:
 
-* **overhead**: ``run_corpus`` with a one-process pool (hashing, pickling, DuckDB writes
-  included) against the same per-conversation work (``load_chat`` + ``evaluate_conversation``)
-  in a plain loop. Target <= 1.25x.
-* **scaling**: the pool with 2 workers against 1. Target >= 1.7x throughput.
+* **overhead**: the two columns of a pair do the same per-conversation work on the same files:
+  *plain loop* = ``evaluate_conversation(load_chat(path), grid)`` for every file, in this
+  process, results dropped (imports and the tokenizer loaded before the clock starts);
+  *pool, 1 worker* = ``run_corpus(folder, grid, db, workers=1)``: listing and hashing the files,
+  a fresh fork server and worker (imports, tokenizer), pickling to and from the worker, the
+  DuckDB writes, as a new ``ctxlab eval`` pays them. Pairs run alternately (``--repeat``,
+  default 3) so that load from other processes hits both columns alike; each row gives wall
+  seconds and CPU seconds of this process and all its descendants (read from /proc).
+  Target <= 1.25x.
+* **scaling**: the pool with 2 workers against the mean of the 1-worker runs. Target >= 1.7x.
 * **Ray**: a local Ray instance (127.0.0.1, 2 CPUs) against the 2-worker pool. Target <= 1.5x.
-* **absolute**: the 2-worker run's rate, and what it means for 10,000 conversations.
+* **absolute** (``--absolute N``): ``python -m ctxlab eval`` with 2 workers on N conversations of
+  ``--messages`` messages against the six configurations.
+* **memory** (``--rss-100k``): ``python -m ctxlab eval`` with 2 workers on a JSONL table of
+  100,000 conversations of 10-20 messages, two configurations; the peak of the summed RSS (and
+  PSS) of the CLI process, its fork server and workers, sampled every 0.5 s. Target < 1 GB.
 * **page**: the Fleet page (AppTest, no browser) opening a synthetic 100,000-conversation
   results file and redrawing after a filter change. Target < 1 s each.
 """
@@ -162,8 +172,18 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print()
 
 
+def _fresh_fork_server() -> None:
+    """Stop the pool's fork server, so the next run starts its own as a new ``ctxlab eval`` does."""
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)  # private; absent: runs share it
+    if stop is not None:
+        stop()
+
+
 def _pool_run(corpus: Path, db: Path, backend: str, workers: int, n: int) -> tuple[float, float]:
     """Wall and CPU seconds (this process and its descendants) of one ``run_corpus``."""
+    _fresh_fork_server()
     with TreeSampler(os.getpid()) as tree:
         summary = run_corpus(corpus, _grid(), db, backend=backend, workers=workers)
     assert summary.failed == 0 and summary.evaluated == n, summary
