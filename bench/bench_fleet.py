@@ -439,6 +439,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also run ctxlab eval on N conversations of --messages messages, 6 configurations",
     )
     parser.add_argument(
+        "--absolute-dir",
+        type=Path,
+        default=None,
+        help="write the --absolute corpus here and keep it (reused when it holds N files)",
+    )
+    parser.add_argument(
         "--rss-100k",
         action="store_true",
         help="also run ctxlab eval on a 100,000-row JSONL table of 10-20-message chats",
@@ -483,8 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             print()
         if args.absolute:
-            corpus = work / "absolute"
-            write_sized(corpus, args.absolute, args.messages)
+            corpus = args.absolute_dir or work / "absolute"
+            if len(list(corpus.glob("chat_*.json"))) != args.absolute:
+                write_sized(corpus, args.absolute, args.messages)
             size = sum(p.stat().st_size for p in corpus.iterdir()) / 1e6
             print(
                 f"Absolute: {args.absolute:,} conversations x ~{args.messages} messages "
