@@ -267,6 +267,26 @@ def write_sized(folder: Path, count: int, messages: int = 200, *, seed: int = 14
     return written
 
 
+def write_table(path: Path, count: int, low: int = 10, high: int = 20, *, seed: int = 14) -> Path:
+    """A JSONL table of ``count`` small conversations, one ``{"messages": [...]}`` per line.
+
+    Support chats and plain chats in turn, each of about ``low`` to ``high`` messages, for
+    the memory benchmark (``ctxlab eval`` over 100,000 conversations). Written line by line, so
+    generating it holds one conversation at a time.
+    """
+    rng = random.Random(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(count):
+            size = rng.randint(low, high)
+            if i % 2 == 0:
+                chat = support_chat(rng, size, f"t{i:06d}")
+            else:
+                chat = plain_chat(rng, size, f"u{i:06d}")
+            fh.write(json.dumps({"messages": chat}) + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)

@@ -14,8 +14,16 @@ import corpus_helpers
 import duckdb
 import pytest
 
-from ctxlab.corpus import configuration, evaluate_conversation, open_corpus, parse_grid, run_corpus
+from ctxlab.corpus import (
+    ConfigOutcome,
+    configuration,
+    evaluate_conversation,
+    open_corpus,
+    parse_grid,
+    run_corpus,
+)
 from ctxlab.corpus.report import configuration_report, open_results, worst_conversations
+from ctxlab.corpus.work import ConfigRows
 from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message, Role, ToolCall
 from ctxlab.replay import replay
@@ -424,6 +432,41 @@ def test_corpus_engine_imports_neither_streamlit_nor_ray() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_pool_workers_import_neither_duckdb_nor_arrow() -> None:
+    # What the fork server preloads: the per-source function and the tokenizer warm-up.
+    code = (
+        "import sys, ctxlab.corpus.work, ctxlab.corpus.warm; "
+        "bad = [m for m in ('duckdb', 'pyarrow', 'streamlit', 'ray') if m in sys.modules]; "
+        "assert not bad, bad; "
+        "from ctxlab.corpus import run_corpus, parse_grid; assert 'duckdb' in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def test_rows_a_worker_sends_hold_every_field_of_the_call_rows_in_column_order() -> None:
+    from dataclasses import fields
+
+    from ctxlab.corpus.evaluate import CALL_COLUMNS, TOTAL_COLUMNS
+    from ctxlab.corpus.work import config_rows
+
+    chat = _tool_chat()
+    configs = [configuration("window-drop", {"budget": 300}), *GRID[:1]]
+    for outcome in evaluate_conversation(chat, configs):
+        assert outcome.totals is not None and outcome.calls
+        rows = config_rows(outcome)
+        assert rows.config_key == outcome.config_key and rows.error is None
+        assert len(rows.calls) == len(outcome.calls)
+        for sent, call in zip(rows.calls, outcome.calls, strict=True):
+            assert sent == tuple(getattr(call, f.name) for f in fields(call))
+            assert dict(zip(CALL_COLUMNS, sent, strict=True))["tokens_sent"] == call.tokens_sent
+        totals = outcome.totals
+        assert rows.totals == tuple(getattr(totals, f.name) for f in fields(totals))
+        assert dict(zip(TOTAL_COLUMNS, rows.totals, strict=True))["calls"] == totals.calls
+    failed = config_rows(ConfigOutcome("k", error="SummarizerError: down"))
+    assert failed == ConfigRows("k", error="SummarizerError: down")
 
 
 def test_a_bug_in_one_source_is_an_error_row_not_a_crash(corpus: Path, tmp_path: Path) -> None:

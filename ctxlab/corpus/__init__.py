@@ -10,13 +10,38 @@ Modules, one concept each: :mod:`~ctxlab.corpus.grid` (configurations and their 
 :mod:`~ctxlab.corpus.work` (the per-source function every executor runs),
 :mod:`~ctxlab.corpus.store` (the DuckDB tables), :mod:`~ctxlab.corpus.run` (executors and the
 run loop), :mod:`~ctxlab.corpus.report` (SQL aggregations for the CLI and the Fleet page).
-Importing this package imports neither Streamlit nor Ray; DuckDB loads with the store.
+Importing this package imports neither Streamlit nor Ray, nor DuckDB: the names below load
+their module on first use (PEP 562), so a pool worker, which imports only
+:mod:`~ctxlab.corpus.work`, never loads DuckDB or Arrow.
 """
 
-from ctxlab.corpus.evaluate import CallRow, ConfigOutcome, Totals, evaluate_conversation
-from ctxlab.corpus.grid import Configuration, configuration, parse_grid
-from ctxlab.corpus.inputs import Corpus, Source, open_corpus
-from ctxlab.corpus.run import BACKENDS, Progress, RunSummary, run_corpus
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxlab.corpus.evaluate import CallRow, ConfigOutcome, Totals, evaluate_conversation
+    from ctxlab.corpus.grid import Configuration, configuration, parse_grid
+    from ctxlab.corpus.inputs import Corpus, Source, open_corpus
+    from ctxlab.corpus.run import BACKENDS, Progress, RunSummary, run_corpus
+
+_HOMES = {
+    "BACKENDS": "run",
+    "CallRow": "evaluate",
+    "ConfigOutcome": "evaluate",
+    "Configuration": "grid",
+    "Corpus": "inputs",
+    "Progress": "run",
+    "RunSummary": "run",
+    "Source": "inputs",
+    "Totals": "evaluate",
+    "configuration": "grid",
+    "evaluate_conversation": "evaluate",
+    "open_corpus": "inputs",
+    "parse_grid": "grid",
+    "run_corpus": "run",
+}
 
 __all__ = [
     "BACKENDS",
@@ -34,3 +59,17 @@ __all__ = [
     "parse_grid",
     "run_corpus",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name`` from the module that defines it, imported on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -308,12 +308,12 @@ class _Ledger:
 class _Committer:
     """Buffers outcomes and writes them, whole sources per transaction, every few seconds.
 
-    A source is added to ``done`` only once its write committed.
+    It keeps nothing once a write committed: repeats later in the run are caught by the task
+    generator's ``seen`` set, so the parent's memory does not grow with the results.
     """
 
-    def __init__(self, store: Store, done: DoneSet) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.done = done
         self.buffer: list[SourceOutcome] = []
         self.calls = 0
         self.last = time.perf_counter()
@@ -330,8 +330,6 @@ class _Committer:
 
     def flush(self) -> None:
         self.store.write(self.buffer)
-        for outcome in self.buffer:
-            self.done.add(outcome.key, outcome.configurations)
         self.buffer.clear()
         self.calls = 0
         self.last = time.perf_counter()
@@ -440,7 +438,7 @@ def _run(
             outcomes = _run_pool(tasks, n_workers, evaluate, models)
         else:
             outcomes = _run_ray(tasks, n_workers, evaluate)
-        committer = _Committer(store, done)
+        committer = _Committer(store)
         try:
             for outcome in outcomes:
                 committer.add(outcome)

@@ -24,7 +24,7 @@ Only the parent process writes.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,11 @@ _KEYS = {
 }
 
 
+_ARROW_SCHEMA = {
+    table: pa.schema([(c, _ARROW[t]) for c, t in columns]) for table, columns in _SCHEMA.items()
+}
+
+
 @dataclass(slots=True)
 class DoneSet:
     """Which sources are finished for which configurations of a grid.
@@ -159,29 +164,30 @@ class DoneSet:
             return frozenset()
         return self.grid - self.partial.get(source_key, set())
 
-    def add(self, source_key: str, config_keys: Iterable[str]) -> None:
-        have = self.partial.setdefault(source_key, set())
-        have.update(config_keys)
-        if self.grid <= have:
-            del self.partial[source_key]
-            self.complete.add(source_key)
-
 
 @dataclass
 class _Batch:
-    """Columns of the rows of several sources, ready to insert."""
+    """The rows of several sources, per table, as tuples in the table's column order.
 
-    tables: dict[str, dict[str, list[Any]]] = field(
-        default_factory=lambda: {t: {c: [] for c, _ in _SCHEMA[t]} for t in _WRITTEN}
+    Rows are tuples (as :class:`~ctxlab.corpus.work.ConfigRows` brings them) rather than
+    dicts: a run writes one row per call, and this is the parent's share of the work.
+    """
+
+    tables: dict[str, list[tuple[Any, ...]]] = field(
+        default_factory=lambda: {t: [] for t in _WRITTEN}
     )
 
-    def add(self, table: str, row: dict[str, Any]) -> None:
-        for column, values in self.tables[table].items():
-            values.append(row.get(column))
+    def add(self, table: str, row: tuple[Any, ...]) -> None:
+        self.tables[table].append(row)
 
     def arrow(self, table: str) -> pa.Table:
-        schema = pa.schema([(c, _ARROW[t]) for c, t in _SCHEMA[table]])
-        return pa.Table.from_pydict(self.tables[table], schema=schema)
+        schema = _ARROW_SCHEMA[table]
+        rows = self.tables[table]
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+        return pa.Table.from_arrays(
+            [pa.array(col, type=f.type) for col, f in zip(columns, schema, strict=True)],
+            schema=schema,
+        )
 
 
 class Store:
@@ -252,18 +258,8 @@ class Store:
     def add_configurations(self, configurations: Sequence[Configuration]) -> None:
         batch = _Batch()
         for c in configurations:
-            batch.add(
-                "configurations",
-                {
-                    "config_key": c.key,
-                    "strategy": c.strategy,
-                    "params": c.params_json,
-                    "model": c.model,
-                    "budget": c.budget,
-                    "retention": c.retention,
-                    "label": c.label,
-                },
-            )
+            row = (c.key, c.strategy, c.params_json, c.model, c.budget, c.retention, c.label)
+            batch.add("configurations", row)
         self._insert({"configurations": batch.arrow("configurations")}, ignore=("configurations",))
 
     def write(self, outcomes: Sequence[SourceOutcome]) -> None:
@@ -325,54 +321,44 @@ def _quoted(path: str) -> str:
 
 
 def _add_outcome(batch: _Batch, outcome: SourceOutcome) -> None:
+    """The rows of one source, each tuple in its table's ``_SCHEMA`` column order."""
+    calls = batch.tables["calls"]
     for conv in outcome.conversations:
         batch.add(
             "conversations",
-            {
-                "conversation_key": conv.key,
-                "source_key": outcome.key,
-                "source": outcome.label,
-                "conversation": conv.conversation,
-                "title": conv.title,
-                "messages": conv.messages,
-                "turns": conv.turns,
-            },
+            (
+                conv.key,
+                outcome.key,
+                outcome.label,
+                conv.conversation,
+                conv.title,
+                conv.messages,
+                conv.turns,
+            ),
         )
         for result in conv.outcomes:
-            keys = {"conversation_key": conv.key, "config_key": result.config_key}
+            keys = (conv.key, result.config_key)
             if result.error is not None or result.totals is None:
                 batch.add(
                     "errors",
-                    {
-                        "source_key": outcome.key,
-                        "source": outcome.label,
-                        "conversation_key": conv.key,
-                        "conversation": conv.conversation,
-                        "config_key": result.config_key,
-                        "stage": "evaluate",
-                        "reason": result.error,
-                    },
+                    (
+                        outcome.key,
+                        outcome.label,
+                        conv.key,
+                        conv.conversation,
+                        result.config_key,
+                        "evaluate",
+                        result.error,
+                    ),
                 )
                 continue
-            totals = result.totals
-            batch.add("results", {**keys, **{c: getattr(totals, c) for c in TOTAL_COLUMNS}})
-            for call in result.calls:
-                row = {c: getattr(call, c) for c in CALL_COLUMNS}
-                row["problem_codes"] = list(call.problem_codes)
-                batch.add("calls", {**keys, **row})
+            batch.add("results", keys + result.totals)
+            calls.extend(keys + call for call in result.calls)
     if outcome.error is not None:
         for config_key in outcome.configurations:
             batch.add(
                 "errors",
-                {
-                    "source_key": outcome.key,
-                    "source": outcome.label,
-                    "conversation_key": None,
-                    "conversation": None,
-                    "config_key": config_key,
-                    "stage": outcome.stage,
-                    "reason": outcome.error,
-                },
+                (outcome.key, outcome.label, None, None, config_key, outcome.stage, outcome.error),
             )
     for config_key in outcome.configurations:
-        batch.add("sources", {"source_key": outcome.key, "config_key": config_key})
+        batch.add("sources", (outcome.key, config_key))
