@@ -29,6 +29,8 @@ from ctxlab.ui.figures import (
     MAX_BLOCKS,
     OVERHEAD_COLOUR,
     OVERHEAD_LABEL,
+    add_tail_lines,
+    tail_lines,
 )
 
 __all__ = [
@@ -216,28 +218,7 @@ def binned_map_figure(
             )
         )
     end = bins[-1].x0 + bins[-1].tokens if bins else 0
-    for size, text, colour, dash in (
-        (
-            None if budget is None else budget - overhead,
-            f"budget {budget:,}" if budget else "",
-            "#c62828",
-            "dash",
-        ),
-        (
-            None if window is None else window.context_window - overhead,
-            window.window_label() if window else "",
-            "#6a1b9a",
-            "dot",
-        ),
-    ):
-        if size is not None:
-            fig.add_vline(
-                x=max(end - max(size, 0), 0),
-                line={"color": colour, "dash": dash, "width": 2},
-                annotation_text=text,
-                annotation_position="top left" if end > size else "top right",
-                annotation_font_size=FONT_SIZE,
-            )
+    add_tail_lines(fig, end, tail_lines(budget, window, max(overhead, 0)))
     fig.update_layout(barmode="overlay", bargap=0.15)
     fig.update_yaxes(visible=False)
     fig.update_xaxes(title_text="tokens (cumulative, oldest → newest; binned)")
