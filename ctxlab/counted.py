@@ -124,6 +124,37 @@ class CountedChat:
             for k, (a, b) in enumerate(zip(starts, stops, strict=True))
         ]
 
+    def head(self, n: int) -> CountedChat:
+        """The counted chat of the first ``n`` messages, built by slicing this one's tables.
+
+        Equal to counting ``messages[:n]`` afresh (same counts, prefix sums and rounds), in
+        O(messages of the last round) instead of O(n): a replay asks for the head of a
+        100,000-message chat at every turn a user scrubs to. A round start of the whole chat
+        before ``n`` is one of the head's; the head may have more after the last of them (user
+        messages that a later tool result withdraws from the whole chat's rounds), which only
+        a scan of that last stretch finds.
+        """
+        n = max(0, min(n, len(self.messages)))
+        messages = self.messages[:n]
+        kept = self.starts[: bisect_right(self.starts, n - 1)] if n else ()
+        last = kept[-1] if kept else 0
+        tail = [last + s for s in round_starts(messages[last:])][1:] if n else []
+        head = object.__new__(CountedChat)
+        for name, value in (
+            ("messages", messages),
+            ("counts", self.counts[:n]),
+            ("reply_priming", self.reply_priming),
+            ("overhead", self.overhead),
+            ("prefix", self.prefix[: n + 1]),
+            ("starts", (*kept, *tail)),
+            ("_derived", {}),
+        ):
+            object.__setattr__(head, name, value)
+        ids = self._derived.get("ids")
+        if ids is not None:
+            head._derived["ids"] = ids[:n]
+        return head
+
     def round_start_prefix(self) -> tuple[int, ...]:
         """``prefix[starts[k]]`` for every round ``k``: the tokens before each round, ascending
         (a search over it needs no key function, which a replay calls once per assistant turn)."""

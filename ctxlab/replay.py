@@ -311,8 +311,8 @@ class Replay:
             return hit
         stop = self.rows[turn - 1].message_index
         if not self._states:
-            prefix = chat.messages[:stop]
-            result = strategy.apply(prefix, _KnownPrefix(counter, _head(chat, prefix)))
+            head = chat.head(stop)
+            result = strategy.apply(head.messages, _KnownPrefix(counter, head))
         elif self._states[turn - 1].result is not None:
             return self._states[turn - 1].result  # type: ignore[return-value]
         else:
@@ -327,17 +327,11 @@ class Replay:
         return result
 
 
-def _head(chat: CountedChat, prefix: tuple[Message, ...]) -> CountedChat:
-    """The chat of ``prefix`` (``chat.messages[:len(prefix)]``), counted by slicing."""
-    n = len(prefix)
-    return CountedChat(prefix, chat.counts[:n], chat.reply_priming, chat.overhead)
-
-
 class _KnownPrefix:
     """``counter``, except that the counted form of one prefix of a counted chat is known.
 
     The replay's chat is counted already: the prefix of a call gets its counts by slicing
-    (:func:`_head`), not by looking each message up again (what made the context at a
+    (:meth:`CountedChat.head`), not by looking each message up again (what made the context at a
     late turn of a 100,000-message chat cost a recount). Everything else is ``counter``'s.
     """
 

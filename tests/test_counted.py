@@ -70,3 +70,55 @@ def test_positions_map_every_id_to_its_index_once_per_chat() -> None:
     assert chat.positions is chat.positions  # built once
     with pytest.raises(TypeError):
         chat.positions["id-0"] = 9  # type: ignore[index]
+
+
+def _messy_chat(kinds: list[str]) -> tuple[Message, ...]:
+    """Messages of the given kinds in any order: tool results far from their calls, user
+    messages between calls and results (which withdraw those users' round starts)."""
+    from ctxlab.model import Role, ToolCall
+
+    out = []
+    for i, kind in enumerate(kinds):
+        if kind == "caller":
+            out.append(
+                Message(Role.ASSISTANT, "", f"m{i}", tool_calls=(ToolCall(f"c{i}", "f", "{}"),))
+            )
+        elif kind == "tool":
+            out.append(Message(Role.TOOL, f"result {i}", f"m{i}", tool_call_id=f"c{i}"))
+        else:
+            out.append(Message(Role(kind), f"text {i}", f"m{i}"))
+    return tuple(out)
+
+
+@given(
+    st.lists(st.sampled_from(["user", "assistant", "caller", "tool", "system"]), max_size=40),
+    st.data(),
+)
+def test_a_head_equals_counting_the_prefix_afresh(kinds: list[str], data: st.DataObject) -> None:
+    chat = _messy_chat(kinds)
+    counter = get_counter("gpt-4o")
+    counted = counter.counted(chat).with_overhead(data.draw(st.integers(0, 50)))
+    n = data.draw(st.integers(0, len(chat)))
+    head = counted.head(n)
+    fresh = counter.counted(chat[:n]).with_overhead(counted.overhead)
+    assert head.messages == fresh.messages
+    assert head.counts == fresh.counts
+    assert head.prefix == fresh.prefix
+    assert head.starts == fresh.starts == tuple(round_starts(chat[:n]))
+    assert (head.reply_priming, head.overhead, head.total) == (
+        fresh.reply_priming,
+        fresh.overhead,
+        fresh.total,
+    )
+    assert head.ids == fresh.ids
+
+
+def test_a_head_keeps_the_round_a_later_tool_result_withdraws() -> None:
+    # The user message at 4 stands between a call (3) and its result (6): in the whole chat it
+    # starts no round; in the first five messages, where the result is not yet, it does.
+    chat = _messy_chat(["user", "assistant", "user", "caller", "user", "assistant", "tool"])
+    counted = get_counter("gpt-4o").counted(chat)
+    assert counted.starts == (0, 2)
+    assert counted.head(5).starts == (0, 2, 4) == tuple(round_starts(chat[:5]))
+    assert counted.head(7).starts == counted.starts
+    assert counted.head(0).starts == ()
