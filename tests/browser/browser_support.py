@@ -144,11 +144,17 @@ ARM_WATCH = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   window.__ctxRuns = 0;
   if (window.__ctxObserver) window.__ctxObserver.disconnect();
-  window.__ctxObserver = new MutationObserver(() => {
-    if (app.getAttribute("data-test-script-state") === "running") window.__ctxRuns += 1;
+  // A run that starts and ends between two observer callbacks shows only as the old value of
+  // a record ("running"): reading the attribute now would miss it.
+  window.__ctxObserver = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.oldValue === "running" || app.getAttribute("data-test-script-state") === "running") {
+        window.__ctxRuns += 1;
+      }
+    }
   });
-  window.__ctxObserver.observe(
-    app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  window.__ctxObserver.observe(app, {
+    attributes: true, attributeFilter: ["data-test-script-state"], attributeOldValue: true});
 }"""
 RERUN_DONE = """() => window.__ctxRuns > 0 && document.querySelector(
   "[data-testid='stApp']").getAttribute("data-test-script-state") === "notRunning"

@@ -15,6 +15,7 @@ from browser_support import (
     rerun_after,
 )
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from ctxlab.strategies import get_strategy_class
 
@@ -75,8 +76,7 @@ def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
         assert b.get_by_label("API key", exact=True).count() == 0
 
         # A reloads its view after B's runs: still its own chat, strategy, key and result.
-        a.locator("h1").first.click()
-        rerun_after(a, lambda: a.keyboard.press("r"))  # Streamlit's "rerun" shortcut
+        _rerun_by_shortcut(a)
         assert f"{len(CHAT_A)} messages" in _caption(a)
         expect(combobox(a, "Strategy")).to_have_value(get_strategy_class("summarize").title)
         # the key left the password box for A's server-side session; A is told it is set
@@ -88,3 +88,20 @@ def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
     finally:
         a_context.close()
         b_context.close()
+
+
+def _rerun_by_shortcut(page: Page, attempts: int = 3) -> None:
+    """Rerun the page's own session with Streamlit's "r" shortcut and wait for the run.
+
+    Now and then a press starts no run at all (one test run in three to five on this machine;
+    the cause was not found: the page is idle and the heading has the focus), so the press is
+    repeated until a run follows. What the test checks is what A sees after its own rerun.
+    """
+    for attempt in range(attempts):
+        page.locator("h1").first.click()
+        try:
+            rerun_after(page, lambda: page.keyboard.press("r"), timeout_ms=10_000)
+            return
+        except PlaywrightTimeoutError:
+            if attempt == attempts - 1:
+                raise
