@@ -10,9 +10,9 @@ modules on first use, so ``import ctxlab`` stays as light as reading a chat need
 ``from ctxlab.validate import ...``.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from ctxlab._lazy import lazy_names as _lazy_names
 from ctxlab.errors import (
     ChatFormatError,
     CtxlabError,
@@ -61,15 +61,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    """Load the module behind a strategy or counting name on its first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(__name__, globals(), _LAZY, __all__)

@@ -17,8 +17,9 @@ their module on first use (PEP 562), so a pool worker, which imports only
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ctxlab._lazy import lazy_names
 
 if TYPE_CHECKING:
     from ctxlab.corpus.evaluate import CallRow, ConfigOutcome, Totals, evaluate_conversation
@@ -61,15 +62,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """The public name ``name`` from the module that defines it, imported on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_names(
+    __name__, globals(), {name: f"{__name__}.{home}" for name, home in _HOMES.items()}, __all__
+)

@@ -19,9 +19,9 @@ fails; no error message ever holds an API key.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ctxlab._lazy import lazy_names
 from ctxlab.summarizers.base import Summarizer, SummaryRequest, SummaryResponse, output_cap_field
 from ctxlab.summarizers.cache import SummaryCache, shared_cache
 from ctxlab.summarizers.offline import OfflineSummarizer
@@ -53,18 +53,8 @@ __all__ = [
     "shared_cache",
 ]
 
-_LAZY = {"NO_KEY_NEEDED": "openai_compat", "OpenAISummarizer": "openai_compat"}
+# openai_compat is the only module that imports ``openai``: it loads when its names are used.
+_LAZY = {name: f"{__name__}.openai_compat" for name in ("NO_KEY_NEEDED", "OpenAISummarizer")}
 
 
-def __getattr__(name: str) -> Any:
-    """Load :mod:`~ctxlab.summarizers.openai_compat` (and ``openai``) when its names are used."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, globals(), _LAZY, __all__)
