@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from chatgen import chats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctxlab.model import Message
+from ctxlab.counted import CountedChat, wait_for_prefetch
+from ctxlab.model import Message, Role
 from ctxlab.rounds import round_of_each_message, round_starts
 from ctxlab.tokens import get_counter
 
@@ -122,3 +125,58 @@ def test_a_head_keeps_the_round_a_later_tool_result_withdraws() -> None:
     assert counted.head(5).starts == (0, 2, 4) == tuple(round_starts(chat[:5]))
     assert counted.head(7).starts == counted.starts
     assert counted.head(0).starts == ()
+
+
+def _small_chat() -> CountedChat:
+    messages = tuple(Message(Role.USER, f"m{i}", f"id{i}") for i in range(4))
+    return CountedChat(messages, (3,) * 4, 3)
+
+
+def test_a_prefetched_table_is_built_once_and_a_caller_waits_for_it() -> None:
+    chat = _small_chat()
+    started, release = threading.Event(), threading.Event()
+    builds: list[int] = []
+
+    def build(c: CountedChat) -> int:
+        builds.append(1)
+        started.set()
+        release.wait(5)
+        return len(c)
+
+    chat.prefetch("n", build)
+    assert started.wait(5)
+    chat.prefetch("n", build)  # already being built: not scheduled again
+    answer: list[int] = []
+    asker = threading.Thread(target=lambda: answer.append(chat.derived("n", build)))
+    asker.start()
+    asker.join(0.2)
+    assert asker.is_alive()  # it waits for the background build instead of starting its own
+    release.set()
+    asker.join(5)
+    assert answer == [4]
+    assert builds == [1]
+    assert wait_for_prefetch(5)
+    chat.prefetch("n", build)  # built: nothing to do
+    assert builds == [1]
+
+
+def test_a_failing_prefetch_raises_to_whoever_asks_for_the_table() -> None:
+    chat = _small_chat()
+
+    def build(c: CountedChat) -> int:
+        raise ValueError("no table for you")
+
+    chat.prefetch("broken", build)
+    assert wait_for_prefetch(5)  # a failed build is finished too
+    with pytest.raises(ValueError, match="no table for you"):
+        chat.derived("broken", build)
+
+
+def test_wait_for_prefetch_says_when_the_time_ran_out() -> None:
+    chat = _small_chat()
+    release = threading.Event()
+    chat.prefetch("slow", lambda c: release.wait(5))
+    assert not wait_for_prefetch(0.05)
+    release.set()
+    assert wait_for_prefetch(5)
+    assert chat.derived("slow", lambda c: False) is True

@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 from ctxlab.strategies import Strategy
+from ctxlab.ui import insights_view
 from ctxlab.ui.session import (
     Workspace,
     build_or_error,
@@ -202,5 +203,9 @@ def write_url() -> None:
 
 
 def end_run() -> None:
-    """Forget this run's set-up (the router calls it once the page has run)."""
+    """Forget this run's set-up (the router calls it once the page has run), and start
+    building, in the background, what a next click on this chat may need (its facts)."""
+    current: Shared | None = getattr(_LOCAL, "shared", None)
     _LOCAL.shared = None
+    if current is not None:
+        insights_view.prefetch_facts(current.ws.counted)
