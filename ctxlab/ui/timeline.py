@@ -36,6 +36,7 @@ __all__ = [
     "render_cache",
     "render_provider_usage",
     "render_replay",
+    "render_turn",
     "replay_key",
     "run_replay",
     "summary_cost",
@@ -391,7 +392,8 @@ def compaction_retention_frame(rep: Replay, ws: Workspace) -> pd.DataFrame:
 
 
 def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
-    """Metrics, tokens per call, prompt cache, cumulative cost and the turn scrubber."""
+    """Metrics, the turn scrubber with what depends on the turn (:func:`render_turn`), then
+    the cumulative cost, the prompt cache and the compactions."""
     if not rep.rows:
         st.info("The chat has no assistant turn, so there is nothing to replay.")
         return
@@ -428,16 +430,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         help="The fair baseline: without trimming, every call repeats the previous one word for "
         "word, so the provider bills all of it but the new messages at the cached price.",
     )
-    n = len(rep)
-    turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
+    render_turn(rep, ws, budget, strategy)
     views = replay_views(rep, budget, ws.model)
-    tokens_figure = views.get("tokens")
-    if tokens_figure is None:
-        tokens_figure = views["tokens"] = figures.replay_tokens_figure(
-            RowsView(rep.rows), budget, turn=turn, window=ws.model_info
-        )
-    move_turn_marker(tokens_figure, turn)
-    st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
     cost_figure = _memo(views, "cost", lambda: figures.session_cost_figure(rep))
     if cost_figure is not None:
         st.plotly_chart(cost_figure, key="replay-cost", width="stretch")
@@ -451,6 +445,36 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             key="replay-compaction-facts",
         )
         insights_view.render_lineage(rep.lineage(), ws.counted.positions, key="replay-lineage")
+    st.download_button(
+        "Replay CSV",
+        lambda: rep.to_csv(),
+        file_name="replay.csv",
+        mime="text/csv",
+        key="dl-replay",
+        on_click="ignore",  # a download changes nothing: no rerun
+    )
+
+
+@st.fragment
+def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
+    """The turn scrubber and what depends on the turn: the tokens chart's turn line, the
+    context sent at that turn, its round map and fact retention.
+
+    A fragment: a scrubber step reruns this part alone, so the sidebar, the metrics and the
+    charts that do not move with the turn are neither rebuilt nor sent to the browser again.
+    Its arguments are those of the last full run, and every change to them (the sidebar) is a
+    full run.
+    """
+    n = len(rep)
+    turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
+    views = replay_views(rep, budget, ws.model)
+    tokens_figure = views.get("tokens")
+    if tokens_figure is None:
+        tokens_figure = views["tokens"] = figures.replay_tokens_figure(
+            RowsView(rep.rows), budget, turn=turn, window=ws.model_info
+        )
+    move_turn_marker(tokens_figure, turn)
+    st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
     row = rep.rows[turn - 1]
     st.subheader(f"Context at turn {turn}")
     st.caption(
@@ -498,8 +522,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             overhead_parts=ws.tools.per_tool,
         )
     st.plotly_chart(map_figure, key="replay-map", width="stretch")
-    # Picking facts reads every user and tool message once per chat (seconds on a 10k chat):
-    # on a large chat it waits until asked for.
+    # Checking facts reads the context at the turn on every step (the facts themselves are
+    # picked once per chat, in the background): on a large chat it waits until asked for.
     if st.toggle(
         "Fact retention at this turn",
         value=len(ws.chat.messages) <= FACTS_BY_DEFAULT_UP_TO,
@@ -516,11 +540,3 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
             f"({retention.retained:,} of {retention.total:,} facts seen so far)"
             + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
         )
-    st.download_button(
-        "Replay CSV",
-        lambda: rep.to_csv(),
-        file_name="replay.csv",
-        mime="text/csv",
-        key="dl-replay",
-        on_click="ignore",  # a download changes nothing: no rerun
-    )
