@@ -43,11 +43,13 @@ def test_quick_run_prints_every_action_and_the_memory_row(tmp_path: Path) -> Non
     out = done.stdout
     for label in (
         "Playground, budget change",
-        "Replay, open at a 128k budget",
+        "Replay, open at a 128k budget (new session, by URL)",
         "Replay, one scrubber step",
-        "Compare, 3 configurations",
-        "Facts tab, first open, facts not yet picked on the server",
-        "Facts tab, first open in a new session (facts already picked)",
+        "Compare, 3 configurations (new session, by URL)",
+        "Facts tab, first open after the chat is loaded",
+        "Facts tab, first open in a new session",
+        "Load and count the chat (first session)",
+        "Pick the chat's facts (background thread, after the first run)",
     ):
         row = next((line for line in out.splitlines() if line.startswith(f"| {label} |")), None)
         assert row is not None, out
