@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise, repeat
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.catalog import ModelInfo
@@ -128,25 +129,34 @@ def decision_bins(
     """
     stop = len(codes)
     cuts = list(edges) if edges is not None else bin_edges(chat, stop)
-    counts, starts = chat.counts, chat.starts
-    out: list[Bin] = []
+    starts, prefix = chat.starts, chat.prefix
     width = len(ORDER)
-    for a, b in pairwise(cuts):
-        split = [0] * width
-        for code, count in zip(codes[a:b], counts[a:b], strict=True):
-            split[code] += count
-        out.append(
-            Bin(
-                first=bisect_right(starts, a) - 1 if a else 0,
-                last=max(bisect_right(starts, b - 1) - 1, 0),
-                start=a,
-                stop=b,
-                x0=chat.prefix[a],
-                tokens=chat.prefix[b] - chat.prefix[a],
-                split=tuple(split),
-            )
+    lengths = np.asarray(np.diff(cuts), dtype=np.int64)
+    # Each message's (range, decision) cell, its tokens summed per cell in C: a scrubber step
+    # bins a prefix of up to the whole chat. Sums of token counts stay far below 2**53, so the
+    # float weights bincount adds are exact.
+    cell = np.repeat(np.arange(len(lengths), dtype=np.int64) * width, lengths)
+    cell += np.asarray(codes, dtype=np.int64)
+    sums = np.bincount(cell, weights=_counts(chat)[:stop], minlength=len(lengths) * width)
+    splits = sums.astype(np.int64).reshape(len(lengths), width).tolist()
+    return [
+        Bin(
+            first=bisect_right(starts, a) - 1 if a else 0,
+            last=max(bisect_right(starts, b - 1) - 1, 0),
+            start=a,
+            stop=b,
+            x0=prefix[a],
+            tokens=prefix[b] - prefix[a],
+            split=tuple(split),
         )
-    return out
+        for (a, b), split in zip(pairwise(cuts), splits, strict=True)
+    ]
+
+
+def _counts(chat: CountedChat) -> np.ndarray:
+    """The chat's token counts as bincount weights (float64, exact below 2**53), built once
+    per chat."""
+    return chat.derived("binned_map.counts", lambda c: np.asarray(c.counts, dtype=np.float64))
 
 
 def _hover(b: Bin) -> str:
@@ -176,8 +186,8 @@ def binned_map_figure(
     A positive ``overhead`` is also drawn as its own block just before the first range (at
     negative x), as :func:`ctxlab.ui.figures.round_map_figure` draws it.
     """
-    fig = go.Figure()
     hovers = [_hover(b) for b in bins]
+    traces: list[go.Bar] = []
     for k, decision in enumerate(ORDER):
         xs, bases, texts = [], [], []
         for b, hover in zip(bins, hovers, strict=True):
@@ -188,7 +198,7 @@ def binned_map_figure(
                 texts.append(hover)
         if not xs:
             continue
-        fig.add_trace(
+        traces.append(
             go.Bar(
                 name=DECISION_LEGEND[decision.value],
                 legendgroup=decision.value,
@@ -204,7 +214,7 @@ def binned_map_figure(
     if overhead > 0:
         # the request's tool definitions, sent with every call: a block before round 0, as on
         # the unbinned round map
-        fig.add_trace(
+        traces.append(
             go.Bar(
                 name=OVERHEAD_LABEL,
                 legendgroup="overhead",
@@ -217,20 +227,27 @@ def binned_map_figure(
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
-    end = bins[-1].x0 + bins[-1].tokens if bins else 0
-    add_tail_lines(fig, end, tail_lines(budget, window, max(overhead, 0)))
-    fig.update_layout(barmode="overlay", bargap=0.15)
-    fig.update_yaxes(visible=False)
-    fig.update_xaxes(title_text="tokens (cumulative, oldest → newest; binned)")
+    x_axis: dict[str, object] = {"title": {"text": "tokens (cumulative, oldest → newest; binned)"}}
     if x_range is not None:
         low = x_range[0] - overhead if overhead > 0 else x_range[0]
-        fig.update_xaxes(range=[low, x_range[1]], autorange=False)
-    fig.update_layout(
-        title=title,
-        font={"size": FONT_SIZE},
-        hoverlabel={"font": {"size": FONT_SIZE}},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0},
-        margin={"l": 20, "r": 20, "t": 60 if title else 20, "b": 100},
-        height=height + 80,
+        x_axis.update(range=[low, x_range[1]], autorange=False)
+    # One layout, given whole: every update_layout call re-validates it (milliseconds each, on
+    # every scrubber step).
+    fig = go.Figure(
+        data=traces,
+        layout={
+            "barmode": "overlay",
+            "bargap": 0.15,
+            "yaxis": {"visible": False},
+            "xaxis": x_axis,
+            "title": title,
+            "font": {"size": FONT_SIZE},
+            "hoverlabel": {"font": {"size": FONT_SIZE}},
+            "legend": {"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0},
+            "margin": {"l": 20, "r": 20, "t": 60 if title else 20, "b": 100},
+            "height": height + 80,
+        },
     )
+    end = bins[-1].x0 + bins[-1].tokens if bins else 0
+    add_tail_lines(fig, end, tail_lines(budget, window, max(overhead, 0)))
     return fig
