@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import marshal
+import os
 import struct
 from collections.abc import Iterator
 from importlib import resources
@@ -204,7 +205,7 @@ def test_an_unwritable_cache_folder_costs_speed_not_correctness(
 
     load_encoding(NAME)  # seeds the rank file
     _cache_file(fresh_cache).unlink()
-    monkeypatch.setattr(encodings.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     _assert_same_as_reference(_load_again())
     assert not _cache_file(fresh_cache).exists()
     assert not list(fresh_cache.glob("*.tmp")), "no temporary file left behind"
