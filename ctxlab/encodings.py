@@ -34,7 +34,6 @@ import gzip
 import hashlib
 import marshal
 import os
-import struct
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -190,25 +189,19 @@ def _mergeable_ranks(data: bytes, name: str) -> dict[bytes, int]:
 
 
 def canonical_ranks(ranks: dict[bytes, int]) -> bytes:
-    """``ranks`` as ``marshal`` encodes a dict of bytes to small ints, with no back-references:
+    """``ranks`` as ``marshal`` encodes a dict of bytes to small ints with no back-references:
     ``{``, then per entry in order ``s`` + length + token and ``i`` + rank (4-byte little-endian
     signed ints), then ``0``. One dict has exactly one such encoding, and
     ``marshal.loads(canonical_ranks(r)) == r`` with the same order.
 
+    It is ``marshal.dumps(ranks, 2)``: version 2 writes no back-references (version 3 on flags
+    objects by their reference counts, which would make the bytes depend on who else holds the
+    tokens). A test checks it against the layout above written out by hand.
+
     Raises:
-        struct.error: a rank or a token length outside a 4-byte signed int (never a real one).
+        ValueError: a key or value marshal cannot write (never a real rank file).
     """
-    item = struct.Struct("<i")
-    return b"".join(
-        (
-            b"{",
-            *(
-                b"s" + item.pack(len(token)) + token + b"i" + item.pack(rank)
-                for token, rank in ranks.items()
-            ),
-            b"0",
-        )
-    )
+    return marshal.dumps(ranks, 2)
 
 
 def _ranks_cache_path(source: EncodingSource, cache_dir: str) -> str:
