@@ -1,7 +1,9 @@
 """How long ctxlab takes to start: import times, ``ctxlab strategies`` and ``ctxlab show``.
 
 Run ``python bench/bench_import.py`` from the repository root, or ``--root DIR`` to measure
-another checkout (e.g. an older commit unpacked with ``git archive``) with the same method.
+another checkout (e.g. an older commit unpacked with ``git archive``) with the same method;
+``--root`` twice (``--root OLD --root .``) compares two checkouts side by side, their runs
+interleaved so that a shared machine's load falls on both alike.
 Prints markdown tables: the cumulative import time ``python -X importtime`` reports for
 ``ctxlab``, ``ctxlab.cli`` and ``ctxlab.strategies`` (median of ``--runs`` fresh
 interpreters), the wall time of ``ctxlab strategies`` and of ``ctxlab show`` on a small sample
@@ -109,43 +111,59 @@ def command_ms(
     return wall * 1000, cpu * 1000
 
 
+def _median_cell(runs: list[tuple[float, float]]) -> str:
+    wall = statistics.median(r[0] for r in runs)
+    cpu = statistics.median(r[1] for r in runs)
+    return f"{wall:.0f} | {cpu:.0f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="checkout to measure")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        help="checkout to measure (default: this one); repeat to compare checkouts side by side, "
+        "their runs interleaved so that the machine's load falls on each alike",
+    )
     parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per figure")
     args = parser.parse_args()
-    root: Path = args.root.resolve()
-    print(f"checkout: {root}  python: {sys.version.split()[0]}  runs: {args.runs} (median)")
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
+    roots: list[Path] = [r.resolve() for r in args.root or [ROOT]]
+    names = [r.name for r in roots]
+    print(f"python: {sys.version.split()[0]}  runs: {args.runs} (median)")
+    for name, root in zip(names, roots, strict=True):
+        print(f"checkout {name}: {root}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-import-pycache-") as folder:
         pycache = Path(folder)
-        for command, _ in COMMANDS.values():  # warm the bytecode (and the tiktoken) caches
-            command_ms(command, root, pycache, empty_cache=False)
-        modes = (pycache, None)
-        print("| what | ms, bytecode cached | ms, compiled each start | heavy modules loaded |")
-        print("|---|---:|---:|---|")
-        for label, code in CASES.items():
-            medians, heavy = [], set()
-            for mode in modes:
-                times = []
+        for root in roots:  # warm the bytecode (and the tiktoken) caches
+            for command, _ in COMMANDS.values():
+                command_ms(command, root, pycache, empty_cache=False)
+        for mode, title in ((pycache, "bytecode cached"), (None, "compiled each start")):
+            print(f"\n**{title}**\n")
+            heads = " | ".join(f"{name} ms" for name in names)
+            print(f"| import | {heads} | heavy modules loaded |")
+            print("|---|" + "---:|" * len(roots) + "---|")
+            for label, code in CASES.items():
+                times: list[list[float]] = [[] for _ in roots]
+                heavy: set[str] = set()
                 for _ in range(args.runs):
-                    ms, loaded = import_ms(code, root, mode)
-                    times.append(ms)
-                    heavy |= loaded
-                medians.append(f"{statistics.median(times):.0f}")
-            print(f"| {label} | {' | '.join(medians)} | {', '.join(sorted(heavy)) or '-'} |")
-        print(
-            "\n| command (process start included) | wall ms, bytecode cached | CPU ms "
-            "| wall ms, compiled each start | CPU ms |"
-        )
-        print("|---|---:|---:|---:|---:|")
-        for label, (command, empty_cache) in COMMANDS.items():
-            cells = []
-            for mode in modes:
-                runs = [command_ms(command, root, mode, empty_cache) for _ in range(args.runs)]
-                cells.append(f"{statistics.median(r[0] for r in runs):.0f}")
-                cells.append(f"{statistics.median(r[1] for r in runs):.0f}")
-            print(f"| {label} | {' | '.join(cells)} |")
+                    for k, root in enumerate(roots):
+                        ms, loaded = import_ms(code, root, mode)
+                        times[k].append(ms)
+                        heavy |= loaded
+                cells = " | ".join(f"{statistics.median(t):.0f}" for t in times)
+                print(f"| {label} | {cells} | {', '.join(sorted(heavy)) or '-'} |")
+            heads = " | ".join(f"{name} wall ms | CPU ms" for name in names)
+            print(f"\n| command (process start included) | {heads} |")
+            print("|---|" + "---:|---:|" * len(roots))
+            for label, (command, empty_cache) in COMMANDS.items():
+                runs: list[list[tuple[float, float]]] = [[] for _ in roots]
+                for _ in range(args.runs):
+                    for k, root in enumerate(roots):
+                        runs[k].append(command_ms(command, root, mode, empty_cache))
+                print(f"| {label} | {' | '.join(_median_cell(r) for r in runs)} |")
+    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 
