@@ -18,6 +18,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -252,8 +253,6 @@ class TiktokenCounter(_CachingCounter):
     def _count_uncached(self, texts: list[str]) -> list[int]:
         if len(texts) < self._PARALLEL_MIN_TEXTS:
             return self._encode_lengths(texts)
-        from concurrent.futures import ThreadPoolExecutor  # (7 ms to import: not for small chats)
-
         half = len(texts) // 2
         with ThreadPoolExecutor(max_workers=2) as pool:
             first, second = pool.map(self._encode_lengths, (texts[:half], texts[half:]))
