@@ -14,7 +14,7 @@ and exits.
 
 The decoded ranks are also kept beside tiktoken's copy of the rank file
 (:func:`_ranks_cache_path`), as bytes ``marshal.loads`` turns back into the dict in one C call:
-about a third of the time of decoding the rank file again. That file is trusted only after the
+less than half the time of decoding the rank file again. That file is trusted only after the
 same kind of check as the rank file, against a constant shipped here and not stored in the cache
 folder: its bytes after a short header must be :func:`canonical_ranks` of the ranks (``marshal``'s
 encoding of the dict, written by ctxlab without back-references, so one dict has one encoding),
@@ -195,9 +195,9 @@ def canonical_ranks(ranks: dict[bytes, int]) -> bytes:
     signed ints), then ``0``. One dict has exactly one such encoding, and
     ``marshal.loads(canonical_ranks(r)) == r`` with the same order.
 
-    It is ``marshal.dumps(ranks, 2)``: version 2 writes no back-references (version 3 on flags
-    objects by their reference counts, which would make the bytes depend on who else holds the
-    tokens). A test checks it against the layout above written out by hand.
+    It is ``marshal.dumps(ranks, 2)``: version 2 writes no back-references (versions 3 and later
+    flag objects by their reference counts, which would make the bytes depend on who else holds
+    the tokens). A test checks it against the layout above written out by hand.
 
     Raises:
         ValueError: a key or value marshal cannot write (never a real rank file).
