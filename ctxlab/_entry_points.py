@@ -43,14 +43,21 @@ def may_declare(group: str) -> bool:
             children = os.scandir(entry or ".")
         except OSError:
             continue  # not a folder (e.g. a path hook's marker): importlib.metadata finds none
-        with children:
-            for child in children:
-                if not child.name.lower().endswith(_METADATA_SUFFIXES):
-                    continue
-                try:
-                    with open(os.path.join(child.path, "entry_points.txt"), "rb") as handle:
-                        if needle in handle.read():
-                            return True
-                except OSError:
-                    continue  # no entry points (or an .egg-info file, which holds none)
+        try:
+            with children:
+                if any(_declares(child, needle) for child in children):
+                    return True
+        except OSError:
+            return True  # a listing that failed half-way: let importlib.metadata look
     return False
+
+
+def _declares(child: os.DirEntry[str], needle: bytes) -> bool:
+    """Whether ``child`` is package metadata whose ``entry_points.txt`` mentions ``needle``."""
+    if not child.name.lower().endswith(_METADATA_SUFFIXES):
+        return False
+    try:
+        with open(os.path.join(child.path, "entry_points.txt"), "rb") as handle:
+            return needle in handle.read()
+    except OSError:
+        return False  # no entry points (or an .egg-info file, which holds none)
