@@ -1,14 +1,26 @@
 """How long ctxlab takes to start: import times, ``ctxlab strategies`` and ``ctxlab show``.
 
 Run ``python bench/bench_import.py`` from the repository root, or ``--root DIR`` to measure
-another checkout (e.g. an older commit unpacked with ``git archive``) with the same method.
-Prints a markdown table: the cumulative import time ``python -X importtime`` reports for
+another checkout (e.g. an older commit unpacked with ``git archive``) with the same method;
+``--root`` twice (``--root OLD --root .``) compares two checkouts side by side, their runs
+interleaved so that a shared machine's load falls on both alike.
+Prints markdown tables: the cumulative import time ``python -X importtime`` reports for
 ``ctxlab``, ``ctxlab.cli`` and ``ctxlab.strategies`` (median of ``--runs`` fresh
 interpreters), the wall time of ``ctxlab strategies`` and of ``ctxlab show`` on a small sample
 chat (and, because a shared machine stretches wall time, the CPU time of the same runs; on an
 idle machine wall time is about the CPU time), the same for ``python -c pass`` (the floor: the
 interpreter and site start-up), and whether ``openai``/``streamlit`` were imported. Makes no
 assertions: ``tests/test_lean_import.py`` guards what must not be imported.
+
+Every figure is taken twice. **Bytecode cached** is what a user sees: an installed package has
+its ``.pyc`` files, and a checkout writes them at its first run; the children write and read
+them under a temporary ``PYTHONPYCACHEPREFIX`` (warmed by one unmeasured run), so the checkout
+is left as it was. **Compiled each start** is a machine with ``PYTHONDONTWRITEBYTECODE=1`` and
+no ``__pycache__`` (such as the sandbox these figures were first taken in): every ctxlab module
+is compiled from source at every start, tens of milliseconds. The ``ctxlab show`` figures have
+the tokenizer's caches warm (the rank file and ctxlab's decoded ranks, see
+:mod:`ctxlab.encodings`); the row marked *first run* gives each run an empty
+``TIKTOKEN_CACHE_DIR``, as a first use does.
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,13 +45,22 @@ CASES = {
 PROBE = "import sys\nprint(' '.join(m for m in ('openai', 'streamlit') if m in sys.modules))"
 
 
-def _env(root: Path) -> dict[str, str]:
+def _env(root: Path, pycache: Path | None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The children's environment: ``root`` first on the path; bytecode written and read under
+    ``pycache``, or (None) never written, so each start compiles what has no ``.pyc``."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    env.update(extra or {})
     return env
 
 
-def import_ms(code: str, root: Path) -> tuple[float, set[str]]:
+def import_ms(code: str, root: Path, pycache: Path | None) -> tuple[float, set[str]]:
     """Import time (ms) of everything ``code`` imports, and the heavy modules it loaded.
 
     The sum of the cumulative times ``-X importtime`` reports for the top-level imports (those
@@ -48,7 +70,7 @@ def import_ms(code: str, root: Path) -> tuple[float, set[str]]:
         [sys.executable, "-X", "importtime", "-c", f"{code}\n{PROBE}"],
         capture_output=True,
         text=True,
-        env=_env(root),
+        env=_env(root, pycache),
         cwd=root,
         check=True,
     )
@@ -63,49 +85,85 @@ def import_ms(code: str, root: Path) -> tuple[float, set[str]]:
 
 
 SMALL_CHAT = "ctxlab/sample_chats/support_function_calls.json"
-COMMANDS = {
-    "`python -c pass` (interpreter start-up, the floor)": ["-c", "pass"],
-    "`ctxlab strategies`": ["-m", "ctxlab.cli", "strategies"],
-    f"`ctxlab show {SMALL_CHAT.rsplit('/', 1)[-1]}`": ["-m", "ctxlab.cli", "show", SMALL_CHAT],
+SHOW = f"`ctxlab show {SMALL_CHAT.rsplit('/', 1)[-1]}`"
+COMMANDS: dict[str, tuple[list[str], bool]] = {
+    # label: (python arguments, whether each run gets an empty tiktoken cache)
+    "`python -c pass` (interpreter start-up, the floor)": (["-c", "pass"], False),
+    "`ctxlab strategies`": (["-m", "ctxlab.cli", "strategies"], False),
+    SHOW: (["-m", "ctxlab.cli", "show", SMALL_CHAT], False),
+    f"{SHOW}, first run (empty tiktoken cache)": (["-m", "ctxlab.cli", "show", SMALL_CHAT], True),
 }
 
 
-def command_ms(args: list[str], root: Path) -> tuple[float, float]:
+def command_ms(
+    args: list[str], root: Path, pycache: Path | None, empty_cache: bool
+) -> tuple[float, float]:
     """Wall and CPU (user + system) milliseconds of ``python <args>`` in a fresh process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(
-        [sys.executable, *args], capture_output=True, env=_env(root), cwd=root, check=True
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory(prefix="bench-import-tiktoken-") as folder:
+        extra = {"TIKTOKEN_CACHE_DIR": folder} if empty_cache else {}
+        env = _env(root, pycache, extra)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, *args], capture_output=True, env=env, cwd=root, check=True)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall * 1000, cpu * 1000
 
 
+def _median_cell(runs: list[tuple[float, float]]) -> str:
+    wall = statistics.median(r[0] for r in runs)
+    cpu = statistics.median(r[1] for r in runs)
+    return f"{wall:.0f} | {cpu:.0f}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=ROOT, help="checkout to measure")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        action="append",
+        help="checkout to measure (default: this one); repeat to compare checkouts side by side, "
+        "their runs interleaved so that the machine's load falls on each alike",
+    )
     parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per figure")
     args = parser.parse_args()
-    root: Path = args.root.resolve()
-    print(f"checkout: {root}  python: {sys.version.split()[0]}  runs: {args.runs} (median)\n")
-    print("| what | ms | heavy modules loaded |")
-    print("|---|---:|---|")
-    for label, code in CASES.items():
-        times, heavy = [], set()
-        for _ in range(args.runs):
-            ms, loaded = import_ms(code, root)
-            times.append(ms)
-            heavy |= loaded
-        print(f"| {label} | {statistics.median(times):.0f} | {', '.join(sorted(heavy)) or '-'} |")
-    print("\n| command (process start included) | wall ms | CPU ms |")
-    print("|---|---:|---:|")
-    for label, command in COMMANDS.items():
-        runs = [command_ms(command, root) for _ in range(args.runs)]
-        wall = statistics.median(r[0] for r in runs)
-        cpu = statistics.median(r[1] for r in runs)
-        print(f"| {label} | {wall:.0f} | {cpu:.0f} |")
+    roots: list[Path] = [r.resolve() for r in args.root or [ROOT]]
+    names = [r.name for r in roots]
+    print(f"python: {sys.version.split()[0]}  runs: {args.runs} (median)")
+    for name, root in zip(names, roots, strict=True):
+        print(f"checkout {name}: {root}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-import-pycache-") as folder:
+        pycache = Path(folder)
+        for root in roots:  # warm the bytecode (and the tiktoken) caches
+            for command, _ in COMMANDS.values():
+                command_ms(command, root, pycache, empty_cache=False)
+        for mode, title in ((pycache, "bytecode cached"), (None, "compiled each start")):
+            print(f"\n**{title}**\n")
+            heads = " | ".join(f"{name} ms" for name in names)
+            print(f"| import | {heads} | heavy modules loaded |")
+            print("|---|" + "---:|" * len(roots) + "---|")
+            for label, code in CASES.items():
+                times: list[list[float]] = [[] for _ in roots]
+                heavy: set[str] = set()
+                for _ in range(args.runs):
+                    for k, root in enumerate(roots):
+                        ms, loaded = import_ms(code, root, mode)
+                        times[k].append(ms)
+                        heavy |= loaded
+                cells = " | ".join(f"{statistics.median(t):.0f}" for t in times)
+                print(f"| {label} | {cells} | {', '.join(sorted(heavy)) or '-'} |")
+            heads = " | ".join(f"{name} wall ms | CPU ms" for name in names)
+            print(f"\n| command (process start included) | {heads} |")
+            print("|---|" + "---:|---:|" * len(roots))
+            for label, (command, empty_cache) in COMMANDS.items():
+                runs: list[list[tuple[float, float]]] = [[] for _ in roots]
+                for _ in range(args.runs):
+                    for k, root in enumerate(roots):
+                        runs[k].append(command_ms(command, root, mode, empty_cache))
+                print(f"| {label} | {' | '.join(_median_cell(r) for r in runs)} |")
+    print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -27,7 +27,6 @@ from ctxlab.formats import (
     messages_to_openai,
 )
 from ctxlab.model import Message
-from ctxlab.pricing import format_usd
 from ctxlab.rounds import Round
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import tool_overhead, with_tools
@@ -36,8 +35,8 @@ if TYPE_CHECKING:
     from ctxlab.strategies import Strategy, TrimResult
     from ctxlab.summarizers import Summarizer
 
-# The strategies (with the summarizers, redaction and plug-in discovery they bring) are imported
-# by the commands that use them, so `ctxlab show` does not pay for them.
+# The strategies (with the summarizers, redaction and plug-in discovery they bring) and the price
+# table are imported by the commands that use them, so `ctxlab show` does not pay for them.
 
 __all__ = ["main"]
 
@@ -339,6 +338,7 @@ _REPLAY_HEAD = 10  # rows shown at each end of a long replay
 
 
 def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.pricing import format_usd
     from ctxlab.replay import replay
 
     loaded = _load_args(args)
@@ -497,6 +497,8 @@ class _ProgressBar:
 
 
 def _report_rows(items: Sequence[dict[str, Any]]) -> list[list[str]]:
+    from ctxlab.pricing import format_usd
+
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{value:.1f}%"
 

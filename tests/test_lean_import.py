@@ -5,6 +5,7 @@ Each check runs in a fresh interpreter, so modules other tests loaded do not hid
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,27 @@ def test_the_cli_shows_a_small_chat_without_openai_pandas_or_plotly() -> None:
     assert "tiktoken" in loaded  # it does count
     for heavy in ("openai", "pandas", "numpy", "plotly", "streamlit", "duckdb", "ray"):
         assert heavy not in loaded, heavy
+
+
+def test_the_cli_shows_a_small_chat_without_plugin_metadata_or_prices() -> None:
+    # Issue 15 (CLI start): no format plug-in is installed, so `show` never imports
+    # importlib.metadata (reading every installed package's metadata cost ~30 ms), and it prints
+    # no cost, so the price table stays unloaded.
+    script = (
+        "import contextlib, io, sys\n"
+        "from ctxlab.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['show', 'ctxlab/sample_chats/support_function_calls.json']) == 0\n"
+        "print('\\n'.join(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "ctxlab.formats" in loaded
+    unneeded = ["ctxlab.pricing", "ctxlab.strategies", "csv"]
+    if not importlib.metadata.entry_points(group="ctxlab.formats"):
+        unneeded.append("importlib.metadata")  # (a format plug-in installed here must be read)
+    for name in unneeded:
+        assert name not in loaded, name

@@ -136,13 +136,19 @@ def discover_builtins() -> None:
 
 def discover() -> None:
     """The built-in formats, then the entry points' (once, on first use: scanning installed
-    packages costs tens of milliseconds, which ``import ctxlab`` does not pay)."""
+    packages costs tens of milliseconds, which ``import ctxlab`` does not pay; and
+    ``importlib.metadata`` is not even imported when no installed package's entry points name
+    the group, see :func:`ctxlab._entry_points.may_declare`)."""
     global _PLUGINS_LOADED
     discover_builtins()
     with _LOCK:
         if _PLUGINS_LOADED:
             return
         _PLUGINS_LOADED = True
+        from ctxlab._entry_points import may_declare
+
+        if not may_declare(ENTRY_POINT_GROUP):
+            return
         from importlib.metadata import entry_points
 
         for entry in entry_points(group=ENTRY_POINT_GROUP):
