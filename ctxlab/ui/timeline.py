@@ -238,6 +238,10 @@ class RowView(Mapping[str, Any]):
             raise KeyError(column)
         return getattr(self._row, column)
 
+    def get(self, column: str, default: Any = None) -> Any:
+        # Mapping.get goes through __getitem__ and a try: a figure asks this of every row.
+        return getattr(self._row, column) if column in _COLUMN_SET else default
+
     def __iter__(self) -> Iterator[str]:
         return iter(COLUMNS)
 
@@ -270,6 +274,9 @@ class RowsView(Sequence[Mapping[str, Any]]):
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]:
+        return map(RowView, self._rows)
 
 
 _VIEWS = "replay.views"
