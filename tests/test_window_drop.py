@@ -164,3 +164,14 @@ def test_every_round_says_why_with_the_numbers_that_decided(counter: TokenCounte
     assert pinned.explain_round(counted, pinned.apply(chat, counter), 0).startswith(
         "pinned: the leading system prompt"
     )
+
+
+@given(chat=chats(), budget=st.integers(1, 5_000))
+def test_decision_counts_count_every_decision_including_the_absent_ones(
+    chat: tuple[Message, ...], budget: int, counter: TokenCounter
+) -> None:
+    result = WindowDrop(budget=budget).apply(chat, counter)
+    counts = result.decision_counts()
+    assert list(counts) == list(Decision)
+    for decision in Decision:
+        assert counts[decision] == sum(1 for d in result.decisions.values() if d is decision)
