@@ -9,7 +9,11 @@ Compare pages), on the project's generated agent chat (:func:`ctxlab.samples.ens
 opened the way users open a large chat: a file of the server's chats folder
 (``CTXLAB_CHATS_DIR``) named by ``?chat=NAME``. A figure is the median wall time of a few script
 runs (the run that follows the widget change, or a new session's first run once the chat is
-loaded in the process). The column that matters is **100k / 1k**: the goal is at most 2x.
+loaded in the process). A page opened at a configuration no session computed before pays for
+computing it (a replay of every assistant turn, three trims): those rows say so, and a second
+row gives the same page in another session once it is computed. Clicks are timed once the
+background work after the chat's first run (fact picking) is done. The column that matters is
+**100k / 1k**: the goal is at most 2x.
 
 Memory is measured in a child process per size (so that nothing else is loaded): tracemalloc's
 traced bytes and the RSS delta of one open Playground session against those of the loaded
@@ -49,6 +53,7 @@ TIMEOUT_S = 600.0
 ACTIONS = (
     ("playground", "Playground, budget change"),
     ("replay-open", "Replay, open at a 128k budget (new session, by URL)"),
+    ("replay-again", "Replay, same configuration in another session (replay shared)"),
     ("replay-nav", "Replay, opened from the sidebar (chat loaded)"),
     ("replay-step", "Replay, one scrubber step"),
     ("compare", "Compare, 3 configurations (new session, by URL)"),
@@ -136,15 +141,17 @@ def playground_budget_change(name: str, repeat: int) -> list[float]:
     return times
 
 
-def replay_open(name: str, repeat: int) -> tuple[list[float], Any]:
-    """A new session's first run of the Replay page at a 128k budget (chat already loaded)."""
-    times, at = [], None
-    for _ in range(repeat):
-        at = _page(
-            REPLAY, chat=name, strategy="window-drop", model=MODEL, budget=str(REPLAY_BUDGET)
-        )
-        times.append(_timed_run(at))
-    return times, at
+def replay_open(name: str, repeat: int) -> tuple[list[float], list[float], Any]:
+    """A new session's first run of the Replay page (chat already loaded): at a budget no
+    session replayed before (about 128k; the replay is computed), then again at the same
+    budget in another session (the replay is shared)."""
+    first, again, at = [], [], None
+    for i in range(repeat):
+        budget = str(REPLAY_BUDGET + 1_000 * i)
+        for times in (first, again):
+            at = _page(REPLAY, chat=name, strategy="window-drop", model=MODEL, budget=budget)
+            times.append(_timed_run(at))
+    return first, again, at
 
 
 def replay_step(at: Any, repeat: int) -> list[float]:
@@ -160,7 +167,8 @@ def replay_step(at: Any, repeat: int) -> list[float]:
 
 
 def compare_three(name: str, repeat: int) -> list[float]:
-    """A new session's first run of Compare with three configurations (chat already loaded)."""
+    """A new session's first run of Compare with three configurations no session computed
+    before (chat already loaded)."""
     times = []
     for budget in _budgets(repeat):
         query = {
@@ -173,6 +181,7 @@ def compare_three(name: str, repeat: int) -> list[float]:
             "cmp2": "trim-last",
             "cmp2.budget": str(budget),
             "cmp3": "clear-tool-results",
+            "cmp3.trigger_tokens": str(budget),
         }
         times.append(_timed_run(_page(COMPARE, **query)))
     return times
@@ -208,9 +217,11 @@ def apptest_row(name: str, path: Path, repeat: int, only: set[str]) -> dict[str,
     if "playground" in only:
         out["playground"] = playground_budget_change(name, repeat)
     if "replay-open" in only or "replay-step" in only:
-        opened, at = replay_open(name, max(1, repeat // 2) if "replay-open" not in only else repeat)
+        opened, again, at = replay_open(
+            name, max(1, repeat // 2) if "replay-open" not in only else repeat
+        )
         if "replay-open" in only:
-            out["replay-open"] = opened
+            out["replay-open"], out["replay-again"] = opened, again
         if "replay-step" in only:
             out["replay-step"] = replay_step(at, repeat)
     if "compare" in only:
@@ -322,7 +333,7 @@ def browser_rows(
         common = f"chat={{name}}&strategy=window-drop&model={MODEL}"
         compare_query = (
             "&cmp=3&cmp1=window-drop&cmp1.budget={budget}&cmp2=trim-last&cmp2.budget={budget}"
-            "&cmp3=clear-tool-results"
+            "&cmp3=clear-tool-results&cmp3.trigger_tokens={budget}"
         )
         try:
             for n in sizes:

@@ -44,6 +44,7 @@ def test_quick_run_prints_every_action_and_the_memory_row(tmp_path: Path) -> Non
     for label in (
         "Playground, budget change",
         "Replay, open at a 128k budget (new session, by URL)",
+        "Replay, same configuration in another session (replay shared)",
         "Replay, one scrubber step",
         "Compare, 3 configurations (new session, by URL)",
         "Facts tab, first open after the chat is loaded",
