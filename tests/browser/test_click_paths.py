@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
-from browser_support import EXCEPTION, choose, metric_value, open_app, rerun_after, wait_for_app
-from playwright.sync_api import Page, expect
+from browser_support import (
+    EXCEPTION,
+    choose,
+    metric_value,
+    open_app,
+    rerun_after,
+    slider_input,
+    slider_value,
+    wait_for_app,
+)
+from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 PAGES = ("Compare", "Replay", "Tune", "Learn", "Fleet", "Playground")
 QUERY = "chat=coding_agent_session&model=gpt-4o&strategy=window-drop&budget=12000"
@@ -114,3 +124,43 @@ def test_a_clicked_tune_recommends_what_the_same_link_recommends(
         assert fresh.locator(alert).filter(has_text="window").first.inner_text() == clicked
     finally:
         fresh.close()
+
+
+def test_a_scrubber_step_moves_the_turn_and_keeps_the_session_figures(
+    streamlit_server: str, page: Page
+) -> None:
+    open_app(page, streamlit_server, query=QUERY)
+    go_to(page, "Replay")
+    labels = ("Calls", "Input tokens, all calls", "Session cost (trimmed)")
+    before = {label: metric_value(page, label) for label in labels}
+    calls = int(before["Calls"].replace(",", ""))
+    expect(page.get_by_role("heading", name=f"Context at turn {calls}")).to_be_visible()
+    scrubber = slider_input(page, "Turn")
+    for turn in (calls - 1, calls - 2):
+        # The scrubber and what moves with it are one fragment: a step reruns that part alone.
+        step_back(page, scrubber, turn)
+        expect(page.get_by_role("heading", name=f"Context at turn {turn}")).to_be_visible()
+        title = page.locator(".gtitle").filter(has_text=f"Round map at turn {turn}")
+        expect(title).to_have_count(1)
+        expect(page.locator(EXCEPTION)).to_have_count(0)
+    assert {label: metric_value(page, label) for label in labels} == before
+    assert "/Replay?" in page.url and "budget=12000" in page.url
+
+
+def step_back(page: Page, scrubber: Locator, turn: int) -> None:
+    """Press the left arrow on the focused scrubber until it shows ``turn`` and its run ended.
+
+    A key press now and then starts no run in headless Chromium (see test_sessions): when the
+    scrubber has not moved after a few seconds, press again; when it has, only wait.
+    """
+    for _ in range(3):
+        scrubber.focus()
+        try:
+            rerun_after(page, lambda: scrubber.press("ArrowLeft"), timeout_ms=5_000)
+        except PlaywrightTimeoutError:
+            if slider_value(page, "Turn") != str(turn + 1):
+                wait_for_app(page)
+        if slider_value(page, "Turn") == str(turn):
+            wait_for_app(page)
+            return
+    raise AssertionError(f"the scrubber never reached turn {turn}")
