@@ -94,6 +94,29 @@ def test_messy_chats_give_the_reference_problems(messages: list[Message]) -> Non
     assert_same(tuple(messages))
 
 
+@st.composite
+def tool_rounds(draw: st.DrawFn) -> list[Message]:
+    """Assistant messages with 0-3 calls, each followed by 0-3 results, ids from a tiny pool:
+    runs that answer some, all, none or other calls, in any order."""
+    messages: list[Message] = []
+    for n in range(draw(st.integers(0, 6))):
+        if draw(st.booleans()):
+            messages.append(Message(Role.USER, "q", f"u{n}"))
+        call_ids = draw(st.lists(_CALL_IDS, max_size=3))
+        calls = tuple(ToolCall(cid, "search") for cid in call_ids)
+        messages.append(Message(Role.ASSISTANT, "", f"a{n}", tool_calls=calls))
+        for k, result_id in enumerate(draw(st.lists(_RESULT_IDS, max_size=3))):
+            role = draw(st.sampled_from([Role.TOOL, Role.TOOL, Role.FUNCTION]))
+            messages.append(Message(role, "r", f"t{n}.{k}", tool_call_id=result_id))
+    return messages
+
+
+@settings(max_examples=400)
+@given(tool_rounds())
+def test_tool_rounds_give_the_reference_problems(messages: list[Message]) -> None:
+    assert_same(messages)
+
+
 @given(
     st.lists(messy_messages(), max_size=8),
     st.one_of(st.none(), st.integers(0, 400)),
@@ -170,3 +193,24 @@ def test_repository_chats_give_the_reference_problems(path: str) -> None:
     for window in (1, 2, 5):  # trimmed contexts with orphans at the start
         assert_same(SlidingWindow(window).apply(chat, COUNTER).messages)
     assert_same(chat[1::2])  # every other message: orphans and unanswered calls throughout
+
+
+# -- the scan kept between calls ------------------------------------------------------------
+
+
+def test_a_list_changed_between_calls_is_scanned_again() -> None:
+    chat = [Message(Role.USER, "q", "u1"), Message(Role.ASSISTANT, "a", "a1")]
+    assert validate(chat, provider="anthropic") == ()
+    chat.append(Message(Role.ASSISTANT, "again", "a2"))
+    assert [p.code for p in validate(chat, provider="anthropic")] == ["consecutive-same-role"]
+    assert_same(chat)
+
+
+def test_tuples_validated_in_turn_each_get_their_own_problems() -> None:
+    fine = (Message(Role.USER, "q", "u1"), Message(Role.ASSISTANT, "a", "a1"))
+    doubled = (*fine, Message(Role.ASSISTANT, "again", "a2"))
+    for _ in range(2):
+        for chat in (fine, doubled, fine):
+            assert_same(chat)
+            assert_same(chat, budget=3, counter=COUNTER, window=5)
+    assert validate(fine, provider="anthropic") == ()
