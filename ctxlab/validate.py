@@ -8,12 +8,14 @@ returns :class:`Problem` values (never raises on odd chats: reused call ids, leg
 Speed (issue 15): the rules do not rescan the messages. :meth:`Context.scan` walks them once and
 records, as positions, everything the turn and tool rules look for (:class:`Scan`); each rule
 then only turns its few positions into Problems, and returns an empty list when there are none.
-Validating one tuple of messages for several providers in a row (the Compare page does it for
-every provider) reuses the last scan and token count: a tuple of frozen messages cannot change.
+Validating the same messages for several providers in a row (the Compare page does it for every
+provider) reuses the last scan and token count: messages are frozen, so a sequence holding the
+very same Message objects (an identity check at C speed) has the same scan and count.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -168,9 +170,10 @@ def _scan(messages: Sequence[Message]) -> Scan:
 
     The common shapes cost a few comparisons per message: a tool result answering the single
     call of the message before it, a calling message answered by exactly one result, a message
-    making no calls. Anything else goes to the small helpers below.
+    making no calls or one call with an id. Anything else goes to the small helpers below.
+    Roles are told apart by identity: TOOL and FUNCTION are tool results, ASSISTANT and USER
+    turns, and every other role an instruction (system or developer).
     """
-    first = -1
     late: list[int] = []
     merged: list[tuple[int, str]] = []
     duplicates: list[tuple[int, str]] = []
@@ -179,73 +182,82 @@ def _scan(messages: Sequence[Message]) -> Scan:
     unanswered: list[tuple[int, str]] = []
     gemini_runs: list[tuple[int, int, int]] = []
     silent: list[int] = []
+    first = next((i for i, m in enumerate(messages) if not m.role.is_instruction), -1)
+    top = first if first >= 0 else len(messages)  # instructions after it are late
     previous = ""  # Anthropic turn role of the last non-system message
     # The message before the current (or next) run of tool results: its index, its calls when
     # it is a calling message (else None), the id of its call when it makes exactly one (else
     # _MANY) and the set of its call ids when it makes several. run_start: the current run's
-    # first index (-1 outside a run); first_answer: the tool_call_id of that first result.
+    # first index (-1 outside a run); answered: the run is exactly one result and it answers
+    # the caller's single call (nothing for _close_run to look at).
     caller = -1
     calls: tuple[ToolCall, ...] | None = None
     only: object = _MANY
     ids: set[str | None] = set()
     run_start = -1
-    first_answer: str | None = None
+    answered = False
+    tool, function, assistant, user, many = (
+        Role.TOOL,
+        Role.FUNCTION,
+        Role.ASSISTANT,
+        Role.USER,
+        _MANY,
+    )
     for i, m in enumerate(messages):
         role = m.role
         made = m.tool_calls
-        if made:
-            if len(made) > 1:
-                _check_calls(i, made, role is _FUNCTION, duplicates, legacy)
-            elif made[0].id is None and role is not _FUNCTION:
-                legacy.append((i, False))
-        if role.is_tool_result:
+        if made and (len(made) > 1 or made[0].id is None):
+            _odd_calls(i, made, role is function, duplicates, legacy)
+        if role is tool or role is function:
             answer = m.tool_call_id
             if run_start < 0:
                 run_start = i
-                first_answer = answer
-            if role is _FUNCTION:
+                answered = only is None or answer == only
+            else:
+                answered = False
+            if role is function:
                 legacy.append((i, True))
                 if calls is None:
                     orphans.append((i, caller, False))
             elif calls is None:
                 orphans.append((i, caller, False))
-            elif answer != only and (only is not _MANY or answer not in ids):
+            elif answer != only and (only is not many or answer not in ids):
                 orphans.append((i, caller, True))
             previous = "user"
-            if first < 0:
-                first = i
             continue
         if calls is not None:
-            if not (
-                run_start == i - 1 and only is not _MANY and (only is None or first_answer == only)
-            ):
+            if not answered:
                 _close_run(messages, caller, calls, run_start, i, unanswered, gemini_runs, silent)
         elif run_start >= 0:
             gemini_runs.append((run_start, -1, i - run_start))
-        if role.is_instruction:
-            if first >= 0:
-                late.append(i)
-        else:
-            turn = "assistant" if role is _ASSISTANT else "user"
-            if turn == previous:
-                merged.append((i, turn))
-            previous = turn
-            if first < 0:
-                first = i
-        caller = i
-        if made and role is _ASSISTANT:
-            calls = made
-            if len(made) == 1:
-                only = made[0].id
+        if role is assistant:
+            if previous == "assistant":
+                merged.append((i, "assistant"))
+            previous = "assistant"
+            if made:
+                calls = made
+                if len(made) == 1:
+                    only = made[0].id
+                else:
+                    only = many
+                    ids = {c.id for c in made}
             else:
-                only = _MANY
-                ids = {c.id for c in made}
+                calls = None
         else:
             calls = None
+            if role is user:
+                if previous == "user":
+                    merged.append((i, "user"))
+                previous = "user"
+            elif i > top:
+                late.append(i)
+        caller = i
         run_start = -1
+        answered = False
     end = len(messages)
     if calls is not None:
-        _close_run(messages, caller, calls, run_start, end, unanswered, gemini_runs, silent)
+        if not answered:
+            _close_run(messages, caller, calls, run_start, end, unanswered, gemini_runs, silent)
     elif run_start >= 0:
         gemini_runs.append((run_start, -1, end - run_start))
     return Scan(
@@ -264,14 +276,14 @@ def _scan(messages: Sequence[Message]) -> Scan:
 _MANY = object()  # "the caller makes several calls" (a single call's id may be None)
 
 
-def _check_calls(
+def _odd_calls(
     i: int,
     made: tuple[ToolCall, ...],
     function_role: bool,
     duplicates: list[tuple[int, str]],
     legacy: list[tuple[int, bool]],
 ) -> None:
-    """Record message i's first repeated call id and its id-less (legacy) call, for 2+ calls."""
+    """Record message i's first repeated call id and its id-less (legacy) call, if any."""
     seen: set[str] = set()
     for c in made:
         if c.id is None:
@@ -308,29 +320,48 @@ def _close_run(
         unanswered.append((caller, ", ".join(dict.fromkeys(missing))))
 
 
-# The last scan and token count, kept for the next validate() of the same tuple of messages
-# (one entry: the Compare page validates one context for every provider in a row).
-_LAST: list[tuple[object, object, object]] = []
-_LAST_LOCK = threading.Lock()
+@dataclass(slots=True)
+class _Kept:
+    """The messages last validated (as a tuple of the very Message objects) and what was
+    computed from them: the scan under key None, a counter's count under that counter."""
+
+    messages: tuple[Message, ...] = ()
+    values: dict[int, tuple[object, object]] = field(default_factory=dict)
+
+
+# One entry: the Compare page validates one context for every provider in a row.
+_KEPT = _Kept()
+_KEPT_LOCK = threading.Lock()
+
+
+def _same_messages(messages: Sequence[Message], kept: tuple[Message, ...]) -> bool:
+    """True when ``messages`` holds the very objects of ``kept``, in order (a C-speed identity
+    check; messages are frozen, so whatever was computed from ``kept`` holds for them)."""
+    return messages is kept or (
+        len(messages) == len(kept) and all(map(operator.is_, messages, kept))
+    )
 
 
 def _shared(
     messages: Sequence[Message], key: object, compute: Callable[[Sequence[Message]], _T]
 ) -> _T:
-    """``compute(messages)``, reusing the value kept for this very tuple and ``key``.
-
-    Only tuples are reused (a tuple of frozen messages cannot change; a list can).
-    """
-    if type(messages) is not tuple:
-        return compute(messages)
-    with _LAST_LOCK:
-        for kept_messages, kept_key, value in _LAST:
-            if kept_messages is messages and kept_key is key:
-                return value  # type: ignore[return-value]
+    """``compute(messages)``, reusing the value kept for the same Message objects and ``key``
+    (compared by identity; ``compute`` must depend on nothing else)."""
+    global _KEPT
+    with _KEPT_LOCK:
+        kept = _KEPT
+    same = _same_messages(messages, kept.messages)
+    if same:
+        held = kept.values.get(id(key))
+        if held is not None and held[0] is key:
+            return held[1]  # type: ignore[return-value]
     value = compute(messages)
-    with _LAST_LOCK:
-        _LAST[:] = [e for e in _LAST if e[0] is messages and e[1] is not key][:3]
-        _LAST.append((messages, key, value))
+    with _KEPT_LOCK:
+        if same and _KEPT is kept:
+            kept.values[id(key)] = (key, value)
+        elif not same:
+            frozen = messages if type(messages) is tuple else tuple(messages)
+            _KEPT = _Kept(frozen, {id(key): (key, value)})
     return value
 
 

@@ -203,6 +203,10 @@ def test_a_list_changed_between_calls_is_scanned_again() -> None:
     assert validate(chat, provider="anthropic") == ()
     chat.append(Message(Role.ASSISTANT, "again", "a2"))
     assert [p.code for p in validate(chat, provider="anthropic")] == ["consecutive-same-role"]
+    chat[2] = Message(Role.USER, "again", "u2")  # same length, one message swapped
+    assert validate(chat, provider="anthropic") == ()
+    chat[2] = Message(Role.ASSISTANT, "again", "a2")  # equal to the first, another object
+    assert [p.code for p in validate(chat, provider="anthropic")] == ["consecutive-same-role"]
     assert_same(chat)
 
 
