@@ -218,3 +218,15 @@ def test_tuples_validated_in_turn_each_get_their_own_problems() -> None:
             assert_same(chat)
             assert_same(chat, budget=3, counter=COUNTER, window=5)
     assert validate(fine, provider="anthropic") == ()
+
+
+def test_every_role_is_a_tool_result_a_turn_or_an_instruction() -> None:
+    # The scan tells roles apart by identity: TOOL/FUNCTION, ASSISTANT, USER, else instruction.
+    for role in Role:
+        kinds = [
+            role in (Role.TOOL, Role.FUNCTION),
+            role in (Role.ASSISTANT, Role.USER),
+            role.is_instruction,
+        ]
+        assert kinds.count(True) == 1, role
+        assert role.is_tool_result == kinds[0]
