@@ -161,8 +161,7 @@ Rule = Callable[[Context], Iterable[Problem]]
 
 # -- the one pass ---------------------------------------------------------------------------
 
-_FUNCTION = Role.FUNCTION
-_ASSISTANT = Role.ASSISTANT
+_MANY = object()  # "the caller makes several calls" (a single call's id may be None)
 
 
 def _scan(messages: Sequence[Message]) -> Scan:
@@ -271,9 +270,6 @@ def _scan(messages: Sequence[Message]) -> Scan:
         tuple(gemini_runs),
         tuple(silent),
     )
-
-
-_MANY = object()  # "the caller makes several calls" (a single call's id may be None)
 
 
 def _odd_calls(
