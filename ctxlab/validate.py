@@ -761,7 +761,9 @@ def validate(
     Args:
         messages: the context to send (e.g. ``TrimResult.messages``).
         budget: token budget; with ``counter``, a context over it is an error.
-        counter: counts ``messages`` for the budget check (reply priming included).
+        counter: counts ``messages`` for the budget check (reply priming included). Its count
+            must depend on the messages only: validating the very same Message objects with the
+            same counter again (another provider) reuses the last count.
         provider: one of :data:`PROVIDERS`.
         window: the model's context window (``ModelInfo.context_window``); with ``counter``, a
             context over it is an error worded as ``provider`` words it.

@@ -230,3 +230,27 @@ def test_every_role_is_a_tool_result_a_turn_or_an_instruction() -> None:
         ]
         assert kinds.count(True) == 1, role
         assert role.is_tool_result == kinds[0]
+
+
+class _CountingCounter:
+    """A real counter that records how often the validator asks for a whole-context count."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        self.calls += 1
+        return COUNTER.count_messages(messages)
+
+
+def test_three_providers_count_the_same_messages_once() -> None:
+    chat = [Message(Role.USER, "tell me " * 50, "u1"), Message(Role.ASSISTANT, "a", "a1")]
+    counter = _CountingCounter()
+    for provider in PROVIDERS:
+        found = validate(chat, budget=10, counter=counter, window=20, provider=provider)  # type: ignore[arg-type]
+        assert [p.code for p in found] == ["over-budget", "over-window"]
+    assert counter.calls == 1
+    validate([*chat], budget=10, counter=counter)  # type: ignore[arg-type]
+    assert counter.calls == 1  # another list of the very same messages
+    validate([chat[0], chat[1].replace(content="b")], budget=10, counter=counter)  # type: ignore[arg-type]
+    assert counter.calls == 2
