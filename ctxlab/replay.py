@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 from typing import IO, Any
 
 from ctxlab.counted import CountedChat
@@ -64,7 +64,7 @@ from ctxlab.insights.prompt_cache import (
 )
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
-from ctxlab.strategies.base import Decision, Strategy, TrimResult
+from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult
 from ctxlab.summarizers import (
     NoSummarizer,
     RecordingSummarizer,
@@ -132,6 +132,18 @@ class ReplayRow:
 
 
 COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(ReplayRow))
+
+# A mutable twin of ReplayRow with the same slots in the same order: the replay of a projection
+# fills one with plain attribute stores (positional, no keyword parsing, no frozen
+# ``object.__setattr__`` per field) and then turns it into a ReplayRow by assigning its class,
+# which CPython allows between classes of identical layout. The object is then an ordinary
+# ReplayRow (same fields, equality, repr, hash, immutability): 5x cheaper to build, which on a
+# 100,000-message chat is a fifth of the whole replay.
+_RowBuilder = make_dataclass(
+    "_RowBuilder", [(f.name, f.type) for f in fields(ReplayRow)], slots=True, eq=False
+)
+if _RowBuilder.__slots__ != ReplayRow.__slots__:  # type: ignore[attr-defined]
+    raise RuntimeError("_RowBuilder must have ReplayRow's slots in ReplayRow's order")
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,6 +544,100 @@ class _Costing:
             cumulative_cost_untrimmed_with_cache=self.cumulative_untrimmed_cached,
         )
 
+    def projection_rows(
+        self,
+        chat: CountedChat,
+        indices: Sequence[int],
+        projections: Sequence[Projection],
+        prefixes: Sequence[int | None],
+    ) -> list[ReplayRow]:
+        """:meth:`row` for every call of a projection replay (no summarizer), in one pass.
+
+        The same arithmetic as :meth:`row` in the same order (so the same floats), with the
+        price and the chat's tables held in locals and each row built through
+        :data:`_RowBuilder`. Needs a known price; the running sums continue from this costing's.
+        """
+        price = self.price
+        if price is None:
+            raise ValueError("projection_rows needs a price")
+        ip, op = price.input_per_mtok, price.output_per_mtok
+        cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+        counts, sums, fixed = chat.counts, chat.prefix, chat.fixed
+        cumulative = self.cumulative
+        cumulative_untrimmed = self.cumulative_untrimmed
+        cumulative_cached = self.cumulative_cached
+        cumulative_untrimmed_cached = self.cumulative_untrimmed_cached
+        if (
+            cumulative is None
+            or cumulative_untrimmed is None
+            or cumulative_untrimmed_cached is None
+        ):
+            raise ValueError("projection_rows needs running sums")
+        no_summary = 0.0  # a projection call's summary cost (row() adds it to the sums too)
+        previous_tokens = sums[self.previous_index]
+        build, row_class = _RowBuilder, ReplayRow
+        rows: list[ReplayRow] = []
+        append = rows.append
+        for turn, index, projection, prefix in zip(
+            range(1, len(indices) + 1), indices, projections, prefixes, strict=True
+        ):
+            output = counts[index]
+            untrimmed = sums[index] + fixed
+            sent = projection.tokens_sent
+            # cost(input, output, cached) of _unchecked_cost, written out
+            call_cost = ((sent - 0) * ip + 0 * cp + output * op) / 1_000_000
+            call_cost_untrimmed = ((untrimmed - 0) * ip + 0 * cp + output * op) / 1_000_000
+            cumulative += call_cost + no_summary
+            cumulative_untrimmed += call_cost_untrimmed
+            cached: int | None
+            cost_cached: float | None
+            if prefix is None:
+                cached = cost_cached = cumulative_cached = None
+            else:
+                cached = 0 if prefix < 1024 else prefix - (prefix - 1024) % 128
+                part = cached if cached < sent else sent
+                cost_cached = ((sent - part) * ip + part * cp + output * op) / 1_000_000
+                if cumulative_cached is not None:
+                    cumulative_cached += cost_cached + no_summary
+            # cached_input_tokens of what the previous untrimmed call sent
+            part = 0 if previous_tokens < 1024 else previous_tokens - (previous_tokens - 1024) % 128
+            if part > untrimmed:
+                part = untrimmed
+            previous_tokens = sums[index]
+            cost_untrimmed_cached = ((untrimmed - part) * ip + part * cp + output * op) / 1_000_000
+            cumulative_untrimmed_cached += cost_untrimmed_cached
+            row = build(
+                turn,
+                index,
+                index,
+                untrimmed,
+                projection.messages_sent,
+                sent,
+                output,
+                0,
+                0,
+                0,
+                call_cost,
+                no_summary,
+                cumulative,
+                call_cost_untrimmed,
+                cumulative_untrimmed,
+                prefix,
+                cached,
+                cost_cached,
+                cumulative_cached,
+                cost_untrimmed_cached,
+                cumulative_untrimmed_cached,
+            )
+            row.__class__ = row_class
+            append(row)
+        self.cumulative, self.cumulative_untrimmed = cumulative, cumulative_untrimmed
+        self.cumulative_cached = cumulative_cached
+        self.cumulative_untrimmed_cached = cumulative_untrimmed_cached
+        if indices:
+            self.previous_index = indices[-1]
+        return rows
+
 
 def _unchecked_cost(price: ModelPrice) -> Callable[[int, int, int], float]:
     """``price.cost`` for arguments known to be valid (the same expression, so the same floats)."""
@@ -556,6 +662,56 @@ def _replay_projection(
     costing: _Costing,
     exact_limit: int = EXACT_CONTEXT_LIMIT,
 ) -> list[ReplayRow]:
+    """The rows of a projection replay, equal field for field (floats bit for bit) to
+    :func:`_replay_projection_per_turn`, in three passes over the calls: every projection
+    (:meth:`Strategy.project_many`), every cacheable prefix, then every row."""
+    if costing.price is None:
+        return _replay_projection_per_turn(chat, indices, strategy, counter, costing, exact_limit)
+    projections = strategy.project_many(chat, indices, counter)
+    prefixes = _cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
+    return costing.projection_rows(chat, indices, projections, prefixes)
+
+
+def _cache_prefixes(
+    chat: CountedChat,
+    indices: Sequence[int],
+    projections: Sequence[Projection],
+    strategy: Strategy,
+    counter: TokenCounter,
+    exact_limit: int,
+) -> list[int | None]:
+    """``cacheable_prefix_tokens`` of every call (see the module docstring): 0 for the first,
+    None from a call whose context is unknown on."""
+    prefixes: list[int | None] = []
+    append = prefixes.append
+    previous: Context | None = None
+    allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES
+    between = prefix_between
+    for turn, (index, projection) in enumerate(zip(indices, projections, strict=True), start=1):
+        context: Context | None = projection if projection.start is not None else None
+        if context is None and allowed > 0:
+            allowed -= 1
+            context = strategy.apply(chat.messages[:index], counter).messages
+        if context is None or (previous is None and turn > 1):
+            append(None)
+        elif previous is None:
+            append(0)
+        else:
+            append(between(chat, counter, previous, context))
+        previous = context
+    return prefixes
+
+
+def _replay_projection_per_turn(
+    chat: CountedChat,
+    indices: Sequence[int],
+    strategy: Strategy,
+    counter: TokenCounter,
+    costing: _Costing,
+    exact_limit: int = EXACT_CONTEXT_LIMIT,
+) -> list[ReplayRow]:
+    """The replay of a projection one call at a time with :meth:`_Costing.row`: the reference
+    :func:`_replay_projection` is tested against, and its path when the model has no price."""
     rows: list[ReplayRow] = []
     previous: Context | None = None
     allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES

@@ -338,6 +338,18 @@ class Strategy:
         result = self.apply(chat.messages[:stop], counter)
         return Projection(len(result.messages), result.tokens_after)
 
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> list[Projection]:
+        """``[self.project(chat, stop, counter) for stop in stops]``: a replay's every call.
+
+        Projections override it with the same answers computed in one loop (the chat's tables
+        and the parameters looked up once, not once per call); ``stops`` ascend in a replay,
+        but an override must not rely on it.
+        """
+        project = self.project
+        return [project(chat, stop, counter) for stop in stops]
+
     def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
         """One sentence on why round ``index`` of ``chat`` got its decisions in ``result``
         (``result`` is this strategy applied to ``chat.messages``): the round map's hover.
