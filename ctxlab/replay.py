@@ -48,7 +48,7 @@ not turns.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import IO, Any
 
@@ -424,7 +424,10 @@ def replay(
     table = prices if prices is not None else DEFAULT_PRICES
     price = table.get(model)
     chat = counter.counted(messages)
-    indices = assistant_turns(chat.messages)
+    # a tuple, found once per chat: every configuration replayed on it has the same turns
+    indices: Sequence[int] = chat.derived(
+        "replay.assistant_turns", lambda c: tuple(assistant_turns(c.messages))
+    )
     if turns is not None:
         indices = indices[: max(turns, 0)]
     warnings: list[str] = []
@@ -548,10 +551,10 @@ class _Costing:
         self,
         chat: CountedChat,
         indices: Sequence[int],
-        projections: Sequence[Projection],
-        prefixes: Sequence[int | None],
+        calls: Iterable[tuple[Projection, int | None]],
     ) -> list[ReplayRow]:
-        """:meth:`row` for every call of a projection replay (no summarizer), in one pass.
+        """:meth:`row` for every call of a projection replay (no summarizer), in one pass;
+        ``calls`` holds each call's projection and cacheable prefix.
 
         The same arithmetic as :meth:`row` in the same order (so the same floats), with the
         price and the chat's tables held in locals and each row built through
@@ -578,8 +581,8 @@ class _Costing:
         build, row_class = _RowBuilder, ReplayRow
         rows: list[ReplayRow] = []
         append = rows.append
-        for turn, index, projection, prefix in zip(
-            range(1, len(indices) + 1), indices, projections, prefixes, strict=True
+        for turn, index, (projection, prefix) in zip(
+            range(1, len(indices) + 1), indices, calls, strict=True
         ):
             output = counts[index]
             untrimmed = sums[index] + fixed
@@ -663,27 +666,30 @@ def _replay_projection(
     exact_limit: int = EXACT_CONTEXT_LIMIT,
 ) -> list[ReplayRow]:
     """The rows of a projection replay, equal field for field (floats bit for bit) to
-    :func:`_replay_projection_per_turn`, in three passes over the calls: every projection
-    (:meth:`Strategy.project_many`), every cacheable prefix, then every row."""
+    :func:`_replay_projection_per_turn`, in one pipeline over the calls: each projection
+    (:meth:`Strategy.project_many`), its cacheable prefix, its row.
+
+    One projection is alive at a time: on a 100,000-message chat, 44,000 of them kept until
+    the rows are built would double the objects the garbage collector's full passes (which
+    scan the whole chat) are triggered by.
+    """
     if costing.price is None:
         return _replay_projection_per_turn(chat, indices, strategy, counter, costing, exact_limit)
     projections = strategy.project_many(chat, indices, counter)
-    prefixes = _cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
-    return costing.projection_rows(chat, indices, projections, prefixes)
+    calls = _with_cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
+    return costing.projection_rows(chat, indices, calls)
 
 
-def _cache_prefixes(
+def _with_cache_prefixes(
     chat: CountedChat,
     indices: Sequence[int],
-    projections: Sequence[Projection],
+    projections: Iterable[Projection],
     strategy: Strategy,
     counter: TokenCounter,
     exact_limit: int,
-) -> list[int | None]:
-    """``cacheable_prefix_tokens`` of every call (see the module docstring): 0 for the first,
-    None from a call whose context is unknown on."""
-    prefixes: list[int | None] = []
-    append = prefixes.append
+) -> Iterator[tuple[Projection, int | None]]:
+    """Each call's projection with its ``cacheable_prefix_tokens`` (see the module docstring):
+    0 for the first call, None from a call whose context is unknown on."""
     previous: Context | None = None
     allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES
     between = prefix_between
@@ -693,13 +699,12 @@ def _cache_prefixes(
             allowed -= 1
             context = strategy.apply(chat.messages[:index], counter).messages
         if context is None or (previous is None and turn > 1):
-            append(None)
+            yield projection, None
         elif previous is None:
-            append(0)
+            yield projection, 0
         else:
-            append(between(chat, counter, previous, context))
+            yield projection, between(chat, counter, previous, context)
         previous = context
-    return prefixes
 
 
 def _replay_projection_per_turn(

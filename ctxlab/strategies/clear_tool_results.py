@@ -10,7 +10,7 @@ fewer tokens, nothing is cleared, as Anthropic documents.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, ClassVar, Self
@@ -363,8 +363,8 @@ class ClearToolResults(Strategy):
 
     def project_many(
         self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
-    ) -> list[Projection]:
-        """:meth:`project` of every stop in one loop (:meth:`_cleared_count` inlined; the
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (:meth:`_cleared_count` inlined; the
         parameters parsed and the chat's tables looked up once)."""
         excluded = self.excluded
         index = _cached_index(chat, counter, self.placeholder, excluded, self.clear_tool_inputs)
@@ -381,8 +381,6 @@ class ClearToolResults(Strategy):
         )
         sums, fixed = chat.prefix, chat.fixed
         trigger, keep, at_least = self.trigger_tokens, self.keep_tool_results, self.clear_at_least
-        out: list[Projection] = []
-        append = out.append
         for stop in stops:
             total = sums[stop] + fixed
             k = saved = 0
@@ -397,10 +395,9 @@ class ClearToolResults(Strategy):
                     if at_least > 0 and saved < at_least:
                         k = saved = 0
             if edits is None:
-                append(Projection(stop, total - saved))
+                yield Projection(stop, total - saved)
             else:
-                append(Projection(stop, total - saved, 0, stop, 0, edits, clearable[k]))
-        return out
+                yield Projection(stop, total - saved, 0, stop, 0, edits, clearable[k])
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:

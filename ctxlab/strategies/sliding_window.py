@@ -6,7 +6,7 @@ The sliding_window_summarizer seed: no token counting and no API call.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -146,20 +146,17 @@ class SlidingWindow(Strategy):
 
     def project_many(
         self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
-    ) -> list[Projection]:
-        """:meth:`project` of every stop in one loop (tables and parameters looked up once)."""
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (tables and parameters looked up once)."""
         count, tokens = chat.instruction_prefix()
         non_system = _non_system_prefix(chat)
         sums, fixed = chat.prefix, chat.fixed
         trigger, window = self.trigger, self.window
-        out: list[Projection] = []
-        append = out.append
         for stop in stops:
             seen = non_system[stop]
             start = 0 if seen < trigger else bisect_left(non_system, seen - window, 0, stop + 1)
             sent = sums[stop] - sums[start] + tokens[start] + fixed
-            append(Projection(count[start] + (stop - start), sent, start, stop, count[start]))
-        return out
+            yield Projection(count[start] + (stop - start), sent, start, stop, count[start])
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:

@@ -10,7 +10,7 @@ suffix until it starts on a user message (``start_on="human"``).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -243,8 +243,8 @@ class TrimLast(Strategy):
 
     def project_many(
         self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
-    ) -> list[Projection]:
-        """:meth:`project` of every stop in one loop (:meth:`_plan` inlined, its parameters
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (:meth:`_plan` inlined, its parameters
         parsed and the chat's tables looked up once)."""
         types = self.end_on_types
         last = _table(chat, "last", types) if types else None
@@ -253,8 +253,6 @@ class TrimLast(Strategy):
         pin = self.include_system and bool(chat.messages) and chat.messages[0].role.is_instruction
         system_tokens = chat.counts[0] if pin else 0
         room = self.max_tokens - fixed  # for the messages after a pinned system prompt
-        out: list[Projection] = []
-        append = out.append
         for stop in stops:
             end = stop if last is None else last[stop] + 1
             if pin and end > 0:
@@ -270,8 +268,7 @@ class TrimLast(Strategy):
                 if start > end:
                     start = end
             tokens = head + sums[end] - sums[start] + fixed
-            append(Projection(end - start + pinned, tokens, start, end, pinned))
-        return out
+            yield Projection(end - start + pinned, tokens, start, end, pinned)
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
