@@ -4,9 +4,11 @@ The context of the model call that produced assistant message ``i`` is the histo
 
 * A **projection** strategy (its results have ``replace=False``) is recomputed from the full
   history at every call. Replay counts the chat once (``counter.counted``) and asks
-  ``strategy.project(chat, i, counter)`` for each call, which window-drop and sliding-window
-  answer in O(log n) from prefix sums: the whole replay is linear in the chat and tokenizes
-  nothing after the first count.
+  ``strategy.project_many(chat, turns, counter)`` for the projection of every call, which the
+  projection strategies answer in O(log n) each from prefix sums: the whole replay is linear in
+  the chat and tokenizes nothing after the first count. Each call's cache prefix and row follow
+  its projection in one pipeline (``_replay_projection``), equal bit for bit to the plain
+  per-call path (``_replay_projection_per_turn``, also used when the model has no price).
 * A **replacement** strategy (``uses_summarizer``; ``replace=True`` when it fires, e.g.
   summarize) carries its compacted history forward: the live history at a call is the last
   compacted history plus the chat's messages since that compaction; the strategy is applied to it
