@@ -128,21 +128,16 @@ def _projected_prefix(chat: CountedChat, previous: Projection, current: Projecti
     two), so a whole replay stays linear.
     """
     assert previous.start is not None and current.start is not None
-    start = current.start
-    if (
-        not previous.pinned
-        and not current.pinned
-        and previous.start == start
-        and previous.edited == current.edited
-    ):
-        # The common step (nothing pinned, the same front, no new stand-in): the shorter
+    start, pinned = current.start, current.pinned
+    # only pinned heads are looked up in the instruction positions
+    instructions = chat.instruction_positions() if previous.pinned or pinned else ()
+    if previous.pinned == pinned and previous.start == start and previous.edited == current.edited:
+        # The common step (the same pinned head, the same front, no new stand-in): the shorter
         # context is a prefix of the longer. What the general walk below finds in this case.
         run_end = min(previous.end, current.end)
-        if current.edits is None or not current.edited:
+        if not pinned and (current.edits is None or not current.edited):
             return chat.prefix[run_end] - chat.prefix[start]
-        return _tokens_of_first(chat, current, (), run_end - start)
-    # only pinned heads are looked up in the instruction positions
-    instructions = chat.instruction_positions() if previous.pinned or current.pinned else ()
+        return _tokens_of_first(chat, current, instructions, pinned + run_end - start)
     length_p = previous.pinned + previous.end - previous.start
     length_c = current.pinned + current.end - current.start
     limit = min(length_p, length_c)
