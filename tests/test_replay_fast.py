@@ -199,3 +199,63 @@ def test_assistant_turns_are_found_once_per_chat(counter: TokenCounter) -> None:
     assert counter.counted(chat).derived("replay.assistant_turns", lambda c: None) == tuple(
         assistant_turns(chat)
     )
+
+
+@settings(max_examples=200)
+@given(chat=long_chats(), data=st.data())
+def test_cache_prefixes_of_every_projection_equal_those_of_the_materialized_contexts(
+    chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    """The prefix short cuts (same front, one more stand-in) against the message-by-message
+    comparison, including tool results that already read as the placeholder (the stand-in
+    then equals the original, so the common prefix goes on past the new site)."""
+    from ctxlab.insights import cache_series
+    from ctxlab.strategies.clear_tool_results import DEFAULT_PLACEHOLDER
+
+    already = data.draw(st.sets(st.integers(0, max(len(chat) - 1, 0)), max_size=4))
+    chat = tuple(
+        m.replace(content=DEFAULT_PLACEHOLDER) if i in already and m.is_tool_result else m
+        for i, m in enumerate(chat)
+    )
+    strategy = data.draw(projection_strategies(counter.count_messages(chat)))
+    result = replay(chat, strategy, counter)
+    contexts = [strategy.apply(chat[: r.message_index], counter).messages for r in result.rows]
+    expected = [s.prefix_tokens for s in cache_series(contexts, counter)]
+    assert [r.cacheable_prefix_tokens for r in result.rows] == expected
+
+
+@pytest.mark.parametrize("keep", [0, 1])
+def test_a_result_that_already_reads_as_the_placeholder_keeps_the_cache_going(
+    keep: int, counter: TokenCounter
+) -> None:
+    """Clearing a tool result whose content is the placeholder changes nothing that is sent,
+    so the cacheable prefix runs past it (to the next result actually cleared)."""
+    from chatgen import assistant, call, tool, user
+
+    from ctxlab.insights import cache_series
+    from ctxlab.strategies.clear_tool_results import DEFAULT_PLACEHOLDER
+
+    chat: list[Message] = []
+    for t in range(6):
+        output = DEFAULT_PLACEHOLDER if t % 2 == 0 else f"result {t} " * 80
+        chat += [
+            user(f"step {t} " * 60, f"u{t}"),
+            assistant("", f"c{t}", call(f"call_{t}")),
+            tool(output, f"t{t}", f"call_{t}"),
+            assistant(f"done {t} " * 40, f"a{t}"),
+        ]
+    strategy = ClearToolResults(trigger_tokens=0, keep_tool_results=keep)
+    result = replay(chat, strategy, counter)
+    contexts = [strategy.apply(chat[: r.message_index], counter).messages for r in result.rows]
+    expected = [s.prefix_tokens for s in cache_series(contexts, counter)]
+    assert [r.cacheable_prefix_tokens for r in result.rows] == expected
+    assert [r.cacheable_prefix_tokens for r in result.rows] == [
+        r.cacheable_prefix_tokens
+        for r in _replay_projection_per_turn(
+            counter.counted(tuple(chat)),
+            assistant_turns(chat),
+            strategy,
+            counter,
+            _Costing(None, PriceTable.of([]), []),
+        )
+    ]

@@ -138,6 +138,17 @@ def _projected_prefix(chat: CountedChat, previous: Projection, current: Projecti
         if not pinned and (current.edits is None or not current.edited):
             return chat.prefix[run_end] - chat.prefix[start]
         return _tokens_of_first(chat, current, instructions, pinned + run_end - start)
+    edits = current.edits
+    if not pinned and not previous.pinned and previous.start == start and previous.edits is edits:
+        # The same front, one context with more stand-ins (clear-tool-results clearing one more
+        # result): both agree up to the first site one replaced and the other did not, and
+        # differ there unless the original already reads as the stand-in (the walk below).
+        assert edits is not None  # edited differs, so one of them has stand-ins
+        site = edits.positions[min(previous.edited, current.edited)]
+        m = site - start
+        inside = 0 <= m < min(previous.end, current.end) - start
+        if inside and chat.messages[site].content != edits.content:
+            return _tokens_of_first(chat, current, instructions, m)
     length_p = previous.pinned + previous.end - previous.start
     length_c = current.pinned + current.end - current.start
     limit = min(length_p, length_c)
