@@ -139,6 +139,15 @@ def _projected_prefix(chat: CountedChat, previous: Projection, current: Projecti
             return chat.prefix[run_end] - chat.prefix[start]
         return _tokens_of_first(chat, current, instructions, pinned + run_end - start)
     edits = current.edits
+    if previous.pinned == pinned and edits is None and previous.edits is None:
+        # A moved front (window-drop, sliding-window): the same pinned head, then runs from
+        # different positions, which end the prefix at once unless their first messages read
+        # the same (then the walk below goes on).
+        limit = pinned + min(previous.end - previous.start, current.end - start)
+        if pinned < limit:
+            before, after = chat.messages[previous.start], chat.messages[start]
+            if before is not after and sent_form(before) != sent_form(after):
+                return _tokens_of_first(chat, current, instructions, pinned)
     if not pinned and not previous.pinned and previous.start == start and previous.edits is edits:
         # The same front, one context with more stand-ins (clear-tool-results clearing one more
         # result): both agree up to the first site one replaced and the other did not, and
