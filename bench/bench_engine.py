@@ -383,6 +383,8 @@ def bench_replay(messages: list[Message], profile: Profile, n: int) -> list[list
     rows = []
     for name, params in (
         ("window-drop", {"budget": budget}),
+        # the Replay page's first open at a 100k-token budget (issue 15)
+        ("window-drop", {"budget": 100_000}),
         ("sliding-window", {"window": max(n // 2, 1)}),
         ("trim-last", {"max_tokens": budget}),
         ("clear-tool-results", {"trigger_tokens": budget}),
@@ -402,7 +404,7 @@ def bench_replay(messages: list[Message], profile: Profile, n: int) -> list[list
         rows.append(
             [
                 f"{n:,}",
-                name,
+                f"{name} ({', '.join(f'{k}={v:_}' for k, v in params.items())})",
                 f"{calls:,}",
                 fmt_s(t_replay),
                 fmt_s(t_replay / max(calls, 1)),

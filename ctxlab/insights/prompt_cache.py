@@ -32,7 +32,8 @@ __all__ = [
 
 
 def sent_form(m: Message) -> tuple[object, ...]:
-    """What a provider receives of ``m`` (ids and ctxlab's own fields aside)."""
+    """What a provider receives of ``m`` (ids and ctxlab's own fields aside). :func:`_sent_at`
+    builds the same tuple for a stand-in without building the stand-in."""
     return (m.role, m.content, m.name, m.tool_calls, m.tool_call_id)
 
 
@@ -127,7 +128,36 @@ def _projected_prefix(chat: CountedChat, previous: Projection, current: Projecti
     two), so a whole replay stays linear.
     """
     assert previous.start is not None and current.start is not None
-    instructions = chat.instruction_positions()
+    start, pinned = current.start, current.pinned
+    # only pinned heads are looked up in the instruction positions
+    instructions = chat.instruction_positions() if previous.pinned or pinned else ()
+    if previous.pinned == pinned and previous.start == start and previous.edited == current.edited:
+        # The common step (the same pinned head, the same front, no new stand-in): the shorter
+        # context is a prefix of the longer. What the general walk below finds in this case.
+        run_end = min(previous.end, current.end)
+        if not pinned and (current.edits is None or not current.edited):
+            return chat.prefix[run_end] - chat.prefix[start]
+        return _tokens_of_first(chat, current, instructions, pinned + run_end - start)
+    edits = current.edits
+    if previous.pinned == pinned and edits is None and previous.edits is None:
+        # A moved front (window-drop, sliding-window): the same pinned head, then runs from
+        # different positions, which end the prefix at once unless their first messages read
+        # the same (then the walk below goes on).
+        limit = pinned + min(previous.end - previous.start, current.end - start)
+        if pinned < limit:
+            before, after = chat.messages[previous.start], chat.messages[start]
+            if before is not after and sent_form(before) != sent_form(after):
+                return _tokens_of_first(chat, current, instructions, pinned)
+    if not pinned and not previous.pinned and previous.start == start and previous.edits is edits:
+        # The same front, one context with more stand-ins (clear-tool-results clearing one more
+        # result): both agree up to the first site one replaced and the other did not, and
+        # differ there unless the original already reads as the stand-in (the walk below).
+        assert edits is not None  # edited differs, so one of them has stand-ins
+        site = edits.positions[min(previous.edited, current.edited)]
+        m = site - start
+        inside = 0 <= m < min(previous.end, current.end) - start
+        if inside and chat.messages[site].content != edits.content:
+            return _tokens_of_first(chat, current, instructions, m)
     length_p = previous.pinned + previous.end - previous.start
     length_c = current.pinned + current.end - current.start
     limit = min(length_p, length_c)
@@ -161,14 +191,18 @@ def _projected_prefix(chat: CountedChat, previous: Projection, current: Projecti
 def _sent_at(
     chat: CountedChat, p: Projection, instructions: tuple[int, ...], j: int
 ) -> tuple[object, ...]:
-    """The ``j``-th message of a described projection in the form sent (:func:`sent_form`)."""
+    """The ``j``-th message of a described projection in the form sent (:func:`sent_form`;
+    a stand-in's is the original's with the stand-in content, built without copying the
+    message)."""
     position = _element(p, instructions, j)
     message = chat.messages[position]
-    if p.edits is not None and p.edited:
-        k = bisect_left(p.edits.positions, position, 0, p.edited)
-        if k < p.edited and p.edits.positions[k] == position:
-            message = message.replace(content=p.edits.content)
-    return sent_form(message)
+    content = message.content
+    edits = p.edits
+    if edits is not None and p.edited:
+        k = bisect_left(edits.positions, position, 0, p.edited)
+        if k < p.edited and edits.positions[k] == position:
+            content = edits.content
+    return (message.role, content, message.name, message.tool_calls, message.tool_call_id)
 
 
 def _tokens_of_first(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -337,6 +337,20 @@ class Strategy:
         """
         result = self.apply(chat.messages[:stop], counter)
         return Projection(len(result.messages), result.tokens_after)
+
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> Iterator[Projection]:
+        """``self.project(chat, stop, counter)`` for each of ``stops``, in order, lazily: a
+        replay's every call.
+
+        Projections override it with the same answers computed in one loop (the chat's tables
+        and the parameters looked up once, not once per call). Lazy, so that a replay holds
+        one projection at a time rather than one per call. ``stops`` ascend in a replay, but
+        an override must not rely on it.
+        """
+        project = self.project
+        return (project(chat, stop, counter) for stop in stops)
 
     def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
         """One sentence on why round ``index`` of ``chat`` got its decisions in ``result``

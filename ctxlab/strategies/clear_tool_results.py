@@ -10,7 +10,7 @@ fewer tokens, nothing is cleared, as Anthropic documents.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, ClassVar, Self
@@ -360,6 +360,44 @@ class ClearToolResults(Strategy):
             edits=edits,
             edited=index.clearable_prefix[k],
         )
+
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (:meth:`_cleared_count` inlined; the
+        parameters parsed and the chat's tables looked up once)."""
+        excluded = self.excluded
+        index = _cached_index(chat, counter, self.placeholder, excluded, self.clear_tool_inputs)
+        edits = None
+        if not self.clear_tool_inputs:
+            edits = chat.derived(
+                ("clear-tool-results-edits", self.placeholder, excluded),
+                lambda _: _edit_sites(index, self.placeholder),
+            )
+        positions, clearable, savings = (
+            index.positions,
+            index.clearable_prefix,
+            index.savings_prefix,
+        )
+        sums, fixed = chat.prefix, chat.fixed
+        trigger, keep, at_least = self.trigger_tokens, self.keep_tool_results, self.clear_at_least
+        for stop in stops:
+            total = sums[stop] + fixed
+            k = saved = 0
+            if total > trigger:
+                k = bisect_left(positions, stop) - keep
+                if k < 0:
+                    k = 0
+                if clearable[k] == 0:
+                    k = 0
+                else:
+                    saved = savings[k]
+                    if at_least > 0 and saved < at_least:
+                        k = saved = 0
+            if edits is None:
+                yield Projection(stop, total - saved)
+            else:
+                yield Projection(stop, total - saved, 0, stop, 0, edits, clearable[k])
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:

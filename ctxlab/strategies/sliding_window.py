@@ -6,7 +6,7 @@ The sliding_window_summarizer seed: no token counting and no API call.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from ctxlab.tokens import TokenCounter
 
 __all__ = ["SlidingWindow"]
+
+
+def _non_system_prefix(chat: CountedChat) -> tuple[int, ...]:
+    """``i - count[i]``: how many non-system messages come before position ``i`` (ascending;
+    built once per chat, so finding a window's start is one plain binary search)."""
+    return chat.derived(
+        "sliding-window-non-system",
+        lambda c: tuple(i - n for i, n in enumerate(c.instruction_prefix()[0])),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +97,7 @@ class SlidingWindow(Strategy):
         if non_system < self.trigger:
             return 0
         # the first position with exactly `window` non-system messages in [position, stop)
-        return bisect_left(range(stop + 1), non_system - self.window, key=lambda i: i - count[i])
+        return bisect_left(_non_system_prefix(chat), non_system - self.window, 0, stop + 1)
 
     def apply(
         self,
@@ -134,6 +143,20 @@ class SlidingWindow(Strategy):
         return Projection(
             count[start] + (stop - start), sent, start=start, end=stop, pinned=count[start]
         )
+
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (tables and parameters looked up once)."""
+        count, tokens = chat.instruction_prefix()
+        non_system = _non_system_prefix(chat)
+        sums, fixed = chat.prefix, chat.fixed
+        trigger, window = self.trigger, self.window
+        for stop in stops:
+            seen = non_system[stop]
+            start = 0 if seen < trigger else bisect_left(non_system, seen - window, 0, stop + 1)
+            sent = sums[stop] - sums[start] + tokens[start] + fixed
+            yield Projection(count[start] + (stop - start), sent, start, stop, count[start])
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:

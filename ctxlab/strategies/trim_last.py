@@ -10,7 +10,7 @@ suffix until it starts on a user message (``start_on="human"``).
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -240,6 +240,35 @@ class TrimLast(Strategy):
             end=plan.end,
             pinned=pinned,
         )
+
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop (:meth:`_plan` inlined, its parameters
+        parsed and the chat's tables looked up once)."""
+        types = self.end_on_types
+        last = _table(chat, "last", types) if types else None
+        first_user = _table(chat, "next", _HUMAN) if self.start_on_user else None
+        sums, fixed = chat.prefix, chat.fixed
+        pin = self.include_system and bool(chat.messages) and chat.messages[0].role.is_instruction
+        system_tokens = chat.counts[0] if pin else 0
+        room = self.max_tokens - fixed  # for the messages after a pinned system prompt
+        for stop in stops:
+            end = stop if last is None else last[stop] + 1
+            if pin and end > 0:
+                lo = pinned = 1
+                head = system_tokens
+            else:
+                lo = pinned = head = 0
+            start = bisect_left(sums, sums[end] - (room - head), lo, end + 1)
+            if start > end:
+                start = end
+            if first_user is not None and start < end:
+                start = first_user[start]
+                if start > end:
+                    start = end
+            tokens = head + sums[end] - sums[start] + fixed
+            yield Projection(end - start + pinned, tokens, start, end, pinned)
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -183,6 +183,36 @@ class WindowDrop(Strategy):
             end=stop,
             pinned=pinned,
         )
+
+    def project_many(
+        self, chat: CountedChat, stops: Sequence[int], counter: TokenCounter
+    ) -> Iterator[Projection]:
+        """:meth:`project` of every stop, in one loop: the chat's tables, the budget and the
+        leading system prompt's length looked up once (a replay's 44,000 calls at 100k)."""
+        starts, sums, fixed = chat.starts, chat.prefix, chat.fixed
+        keys = chat.round_start_prefix()
+        budget = self.budget
+        leading = _leading_instructions(chat, len(chat)) if self.keep_system else 0
+        for stop in stops:
+            rounds = bisect_right(starts, stop - 1) if stop > 0 else 0
+            if rounds == 0:
+                yield Projection(0, fixed, stop, stop)
+                continue
+            # _cut and _first_fitting_round, inlined
+            pinned = leading if leading < stop else stop
+            if pinned == stop:
+                cut = pinned
+            else:
+                threshold = sums[stop] + fixed - (budget - sums[pinned])
+                if sums[pinned] >= threshold:
+                    k = 0
+                else:
+                    k = bisect_left(keys, threshold, 0, rounds)
+                    if k > rounds - 1:
+                        k = rounds - 1
+                cut = starts[k] if starts[k] > pinned else pinned
+            sent = sums[pinned] + (sums[stop] - sums[cut] + fixed)
+            yield Projection(pinned + stop - cut, sent, cut, stop, pinned)
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
