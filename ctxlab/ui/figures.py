@@ -29,6 +29,7 @@ __all__ = [
     "DECISION_COLOURS",
     "DECISION_LEGEND",
     "FONT_SIZE",
+    "MAX_BARS",
     "MAX_BLOCKS",
     "MAX_POINTS",
     "OVERHEAD_COLOUR",
@@ -55,6 +56,10 @@ __all__ = [
 FONT_SIZE = 16
 MAX_BLOCKS = 400
 MAX_POINTS = 2000
+MAX_BARS = 500
+"""Bars (and markers) a per-call chart draws at most: each is an SVG element the browser lays
+out on every redraw (2,000 bars and 2,000 markers took longer to draw than the page's run), and
+a chart a thousand pixels wide shows no more."""
 MIXED = "mixed"
 ZOOM_SHARE = 0.05
 """A round map gets a zoomed strip when the sent end is less than this share of its width."""
@@ -726,11 +731,11 @@ def usage_comparison_figure(comparison: UsageComparison, *, height: int = 380) -
 
     The x axis is the call's number (1 = the first recorded call); the hover gives the
     assistant message's position and the difference. Where the bar stands above the line, the
-    provider saw tokens the transcript does not show. At most :data:`MAX_POINTS` calls are drawn
+    provider saw tokens the transcript does not show. At most :data:`MAX_BARS` calls are drawn
     (evenly spread, the last always included).
     """
     calls = comparison.calls
-    idx = sample_points(len(calls))
+    idx = sample_points(len(calls), MAX_BARS)
     picked = [calls[i] for i in idx]
     x = [i + 1 for i in idx]
     hover = [
@@ -786,8 +791,9 @@ def cache_figure(
     height: int = 420,
 ) -> go.Figure:
     """Per call: the cacheable prefix and the rest of the tokens sent (stacked), with a marker
-    at every call that broke the cache (``breaks``: turn numbers)."""
-    idx = sample_points(len(turns))
+    at every call that broke the cache (``breaks``: turn numbers). At most :data:`MAX_BARS`
+    calls and as many break markers are drawn, evenly spread, the last always included."""
+    idx = sample_points(len(turns), MAX_BARS)
     x = _series([turns[i] for i in idx])
     fig = go.Figure()
     fig.add_trace(
@@ -807,7 +813,8 @@ def cache_figure(
         )
     )
     position = {t: k for k, t in enumerate(turns)}
-    shown = [t for t in breaks if t in position][:MAX_POINTS]
+    known = [t for t in breaks if t in position]
+    shown = [known[i] for i in sample_points(len(known), MAX_BARS)]  # spread over the chat
     if shown:
         fig.add_trace(
             go.Scatter(
