@@ -719,34 +719,21 @@ def _replay_projection_per_turn(
 ) -> list[ReplayRow]:
     """The replay of a projection one call at a time with :meth:`_Costing.row`: the reference
     :func:`_replay_projection` is tested against, and its path when the model has no price."""
-    rows: list[ReplayRow] = []
-    previous: Context | None = None
-    allowed = len(indices) if len(chat) <= exact_limit else FALLBACK_APPLIES
-    for turn, index in enumerate(indices, start=1):
-        projection = strategy.project(chat, index, counter)
-        context: Context | None = projection if projection.start is not None else None
-        if context is None and allowed > 0:
-            allowed -= 1
-            context = strategy.apply(chat.messages[:index], counter).messages
-        prefix: int | None
-        if context is None or (previous is None and turn > 1):
-            prefix = None
-        elif previous is None:
-            prefix = 0
-        else:
-            prefix = prefix_between(chat, counter, previous, context)
-        previous = context
-        rows.append(
-            costing.row(
-                turn=turn,
-                index=index,
-                chat=chat,
-                messages_sent=projection.messages_sent,
-                tokens_sent=projection.tokens_sent,
-                prefix_tokens=prefix,
-            )
+    # One Strategy.project per call and one _Costing.row per call; the cache prefixes come from
+    # the same pipeline step as the fast path's (tested against fully built contexts).
+    projections = (strategy.project(chat, index, counter) for index in indices)
+    calls = _with_cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
+    return [
+        costing.row(
+            turn=turn,
+            index=index,
+            chat=chat,
+            messages_sent=projection.messages_sent,
+            tokens_sent=projection.tokens_sent,
+            prefix_tokens=prefix,
         )
-    return rows
+        for turn, (index, (projection, prefix)) in enumerate(zip(indices, calls, strict=True), 1)
+    ]
 
 
 def _replay_replacing(
