@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from streamlit.testing.v1 import AppTest
@@ -72,3 +75,14 @@ def param_widget(at: AppTest, name: str, root: object = None) -> Any:
         if widget.key and pattern.search(widget.key):
             return widget
     raise LookupError(f"no widget for parameter {name!r}")
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """The script at ``path`` (a bench or scripts/ file, not a package module) imported as
+    module ``name``, registered in ``sys.modules`` so its dataclasses resolve their module."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

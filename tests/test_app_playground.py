@@ -131,17 +131,9 @@ def test_large_sample_reruns_after_a_budget_change() -> None:
 
 
 def _planted_secrets() -> list[str]:
-    import importlib.util
+    from app_support import ROOT, load_script
 
-    from app_support import ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "make_samples", ROOT / "scripts/make_sample_chats.py"
-    )
-    if spec is None or spec.loader is None:
-        return []
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(ROOT / "scripts/make_sample_chats.py", "make_samples")
     return [str(v) for v in getattr(module, "FAKE", {}).values()]
 
 

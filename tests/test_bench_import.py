@@ -8,7 +8,6 @@ or never written).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -16,17 +15,14 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from app_support import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "bench_import.py"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_import", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_import"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "bench_import")
 
 
 def test_one_run_prints_every_row_in_both_modes() -> None:

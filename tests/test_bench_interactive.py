@@ -7,7 +7,6 @@ measured on a generated chat opened through the chats folder, and that the table
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -15,17 +14,14 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from app_support import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "bench_interactive.py"
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_interactive", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_interactive"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "bench_interactive")
 
 
 def test_quick_run_prints_every_action_and_the_memory_row(tmp_path: Path) -> None:
