@@ -140,9 +140,24 @@ def slider_value(page: Page, label: str) -> str:
     return slider.first.locator("[data-testid='stSliderThumbValue']").inner_text().strip()
 
 
+COUNT_MESSAGES = """(() => {
+  // Counts the messages the app's websocket receives: a run too short for the app to ever
+  // render its "running" state (React batches the start and the end) still sends some.
+  const Native = window.WebSocket;
+  window.__ctxMsgs = 0;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", () => { window.__ctxMsgs += 1; });
+    }
+  };
+})();"""
+"""Init script for a browser context (``context.add_init_script``): see :data:`RERUN_DONE`."""
+
 ARM_WATCH = """() => {
   const app = document.querySelector("[data-testid='stApp']");
   window.__ctxRuns = 0;
+  window.__ctxMsgsAtArm = window.__ctxMsgs || 0;
   if (window.__ctxObserver) window.__ctxObserver.disconnect();
   // A run that starts and ends between two observer callbacks shows only as the old value of
   // a record ("running"): reading the attribute now would miss it.
@@ -156,9 +171,12 @@ ARM_WATCH = """() => {
   window.__ctxObserver.observe(app, {
     attributes: true, attributeFilter: ["data-test-script-state"], attributeOldValue: true});
 }"""
-RERUN_DONE = """() => window.__ctxRuns > 0 && document.querySelector(
-  "[data-testid='stApp']").getAttribute("data-test-script-state") === "notRunning"
+RERUN_DONE = """() => (window.__ctxRuns > 0 || (window.__ctxMsgs || 0) > window.__ctxMsgsAtArm)
+  && document.querySelector("[data-testid='stApp']").getAttribute("data-test-script-state")
+  === "notRunning"
 """
+"""A run started after :func:`arm_rerun_watch` has ended: the app was seen running, or (on a
+page with :data:`COUNT_MESSAGES`) the server sent something since; then the app is idle."""
 
 
 def arm_rerun_watch(page: Page) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import serve_app
+from browser_support import COUNT_MESSAGES, serve_app
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -89,6 +89,7 @@ def page(browser: object, request: pytest.FixtureRequest) -> Iterator[object]:
 
     assert isinstance(browser, Browser)
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    context.add_init_script(COUNT_MESSAGES)
     page = context.new_page()
     try:
         yield page

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import (
+    COUNT_MESSAGES,
     EXCEPTION,
     combobox,
     metric_value,
@@ -107,6 +108,7 @@ def test_each_page_renders_and_its_screenshot_is_saved_to_docs(
     streamlit_server: str, browser: Browser, path: str, name: str
 ) -> None:
     context = browser.new_context(viewport=SCREENSHOT_VIEWPORT)  # type: ignore[arg-type]
+    context.add_init_script(COUNT_MESSAGES)
     page = context.new_page()
     try:
         open_app(page, streamlit_server, path, query="chat=coding_agent_session")

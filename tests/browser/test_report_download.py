@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from browser_support import EXCEPTION, open_app
+from browser_support import COUNT_MESSAGES, EXCEPTION, open_app
 from playwright.sync_api import Browser, Page, expect
 
 HOSTILE = Path(__file__).resolve().parents[2] / "sample_chats" / "hostile_content.json"
@@ -25,6 +25,8 @@ def test_downloaded_report_opens_offline_with_inert_chat_text(
     assert target.stat().st_size > 1_000_000  # plotly.js is inside
 
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+
+    context.add_init_script(COUNT_MESSAGES)
     try:
         viewer = context.new_page()
         requests: list[str] = []
