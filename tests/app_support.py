@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -86,3 +88,43 @@ def load_script(path: Path, name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class _StripReader(HTMLParser):
+    """Reads a strip drawn by ``ctxlab.ui.strip``: tokens per legend entry (the ``data-tokens``
+    of the ``<rect>`` blocks inside each ``<g data-name>``) and the figure caption."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: Counter[str] = Counter()
+        self.caption = ""
+        self._layer: str | None = None
+        self._in_caption = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "g" and "data-name" in values:
+            self._layer = values["data-name"] or ""
+        elif tag == "rect" and self._layer is not None:
+            self.tokens[self._layer] += float(values["data-tokens"] or 0)
+        self._in_caption = tag == "figcaption"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "g":
+            self._layer = None
+        self._in_caption = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_caption:
+            self.caption += data
+
+
+def strip_of(at: AppTest, caption_prefix: str) -> tuple[str, dict[str, float]]:
+    """The caption and tokens per legend entry of the SVG strip whose caption starts with
+    ``caption_prefix`` (e.g. the Replay's ``"Round map at turn"``)."""
+    for element in at.get("html"):
+        reader = _StripReader()
+        reader.feed(element.proto.body)
+        if reader.caption.startswith(caption_prefix):
+            return reader.caption, dict(reader.tokens)
+    raise LookupError(f"no strip captioned {caption_prefix!r}")

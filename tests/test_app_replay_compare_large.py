@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from app_support import page
+from app_support import page, strip_of
 
 from ctxlab.formats import load_chat_file
 from ctxlab.samples import ensure_generated
@@ -62,9 +62,9 @@ def test_replay_scrubs_a_binned_map_and_shares_one_replay(messages: tuple[Any, .
     applied = build_strategy("window-drop", {"budget": BUDGET}).apply(
         messages[:stop], get_counter("gpt-4o")
     )
-    assert drawn_tokens(spec_of(at, "replay-map")) == expected_tokens(
-        messages[:stop], dict(applied.decisions)
-    )
+    caption, drawn = strip_of(at, "Round map at turn")
+    assert caption == f"Round map at turn {turn}"
+    assert drawn == expected_tokens(messages[:stop], dict(applied.decisions))
     other = page("pages/2_Replay.py", chat=SAMPLE, strategy="window-drop", budget=str(BUDGET))
     other.run()
     assert not other.exception

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from app_support import ROOT, page
+from app_support import ROOT, page, strip_of
 from raw_claude_code import raw_billed
 from streamlit.testing.v1 import AppTest
 
@@ -81,6 +81,5 @@ def test_with_tools_the_replay_is_reused_across_reruns_and_its_map_shows_them() 
     # The counted chat is the same object, so the replay (keyed by its identity) is not redone.
     assert at.session_state["ctx.replay"] is first
     tools = get_counter("gpt-4o").count_tools(json.loads(REQUEST.read_bytes())["tools"])
-    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == "replay-map")
-    widths = [t["x"] for t in spec["data"] if t["name"].startswith("tool definitions")]
-    assert widths == [[tools]]
+    _, drawn = strip_of(at, "Round map at turn")
+    assert [n for name, n in drawn.items() if name.startswith("tool definitions")] == [tools]

@@ -140,7 +140,7 @@ def test_a_scrubber_step_moves_the_turn_and_keeps_the_session_figures(
         # The scrubber and what moves with it are one fragment: a step reruns that part alone.
         step_back(page, scrubber, turn)
         expect(page.get_by_role("heading", name=f"Context at turn {turn}")).to_be_visible()
-        title = page.locator(".gtitle").filter(has_text=f"Round map at turn {turn}")
+        title = page.locator("figcaption").filter(has_text=f"Round map at turn {turn}")
         expect(title).to_have_count(1)
         expect(page.locator(EXCEPTION)).to_have_count(0)
     assert {label: metric_value(page, label) for label in labels} == before
