@@ -53,6 +53,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, make_dataclass
 from itertools import repeat
+from operator import attrgetter
 from typing import IO, TYPE_CHECKING, Any
 
 from ctxlab.counted import CountedChat
@@ -64,6 +65,7 @@ from ctxlab.insights.prompt_cache import (
     cacheable_prefix,
     cached_input_tokens,
     prefix_between,
+    sent_form,
 )
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
@@ -250,7 +252,7 @@ class Replay:
         key = "sum." + column
         total: int | None = self._memo.get(key)
         if total is None:
-            total = self._memo[key] = sum(getattr(r, column) for r in self.rows)
+            total = self._memo[key] = sum(map(attrgetter(column), self.rows))
         return total
 
     def __iter__(self) -> Iterator[ReplayRow]:
@@ -793,9 +795,11 @@ def _column_prefixes(
     chat: CountedChat, counter: TokenCounter, columns: ProjectionColumns
 ) -> np.ndarray:
     """:func:`_with_cache_prefixes`' prefix of every call of described, edit-free projections
-    given as columns: 0 for the first call; the common step (same pinned head, same front) in
-    array arithmetic, as :func:`ctxlab.insights.prompt_cache.prefix_between` computes it; any
-    other step (a moved front) through ``prefix_between`` itself."""
+    given as columns, as :func:`ctxlab.insights.prompt_cache.prefix_between` computes it: 0
+    for the first call; the common step (same pinned head, same front: the run up to the
+    shorter end) in array arithmetic; a front moved onto a message that reads differently (the
+    prefix ends after the pinned head) with one comparison per such step; any other step
+    through ``prefix_between`` itself."""
     import numpy as np
 
     start, end, pinned = columns.start, columns.end, columns.pinned
@@ -804,10 +808,8 @@ def _column_prefixes(
         return out
     sums = _int_array(chat, "replay.prefix", chat.prefix)
     before, after = slice(0, -1), slice(1, None)
-    run_end = np.minimum(end[before], end[after])
-    common = (pinned[before] == pinned[after]) & (start[before] == start[after])
-    tokens = sums[run_end] - sums[start[after]]
     heads = pinned[after]
+    head_tokens = np.zeros(len(heads), dtype=np.int64)
     if heads.any():
         # the tokens of the pinned instructions: instruction_prefix()[1][position of the last + 1]
         positions = _int_array(chat, "replay.instructions", chat.instruction_positions())
@@ -815,8 +817,20 @@ def _column_prefixes(
             chat, "replay.instruction_tokens", chat.instruction_prefix()[1]
         )
         last = positions[np.maximum(heads - 1, 0)] + 1
-        tokens = tokens + np.where(heads > 0, instruction_tokens[last], 0)
-    out[1:] = np.where(common, tokens, 0)
+        head_tokens = np.where(heads > 0, instruction_tokens[last], 0)
+    same_head = pinned[before] == heads
+    common = same_head & (start[before] == start[after])
+    run_end = np.minimum(end[before], end[after])
+    out[1:] = np.where(common, sums[run_end] - sums[start[after]] + head_tokens, 0)
+    shorter = np.minimum(end[before] - start[before], end[after] - start[after])
+    moved = same_head & ~common & (shorter > 0)  # pinned < the shorter context's length
+    messages = chat.messages
+    done = common.copy()
+    for i in np.flatnonzero(moved).tolist():
+        was, now = messages[int(start[i])], messages[int(start[i + 1])]
+        if was is not now and sent_form(was) != sent_form(now):
+            out[i + 1] = head_tokens[i]
+            done[i] = True
     sent, tokens_sent = columns.messages_sent, columns.tokens_sent
 
     def projection(i: int) -> Projection:
@@ -824,9 +838,8 @@ def _column_prefixes(
             int(sent[i]), int(tokens_sent[i]), int(start[i]), int(end[i]), int(pinned[i])
         )
 
-    for i in np.flatnonzero(~common).tolist():
-        previous, current = projection(i), projection(i + 1)
-        found = prefix_between(chat, counter, previous, current)
+    for i in np.flatnonzero(~done).tolist():
+        found = prefix_between(chat, counter, projection(i), projection(i + 1))
         assert found is not None  # both are described
         out[i + 1] = found
     return out
