@@ -337,7 +337,7 @@ class ClearToolResults(Strategy):
         index = self._index(chat, counter)
         total = chat.total
         k, saved = self._cleared_count(index, len(index.positions), total)
-        decisions = dict.fromkeys(chat.ids, Decision.KEPT)
+        decisions = dict(_all_kept(chat))
         warnings: tuple[str, ...] = ()
         if k == 0:
             if total > self.trigger_tokens and self.clear_at_least > 0:
@@ -355,7 +355,6 @@ class ClearToolResults(Strategy):
         out = list(chat.messages)
         for pos, stand_in in zip(sites.positions[:m], sites.stand_ins[:m], strict=True):
             out[pos] = stand_in
-        decisions = dict(_all_kept(chat))
         decisions.update(zip(sites.ids[:m], repeat(Decision.CLEARED)))
         inserted: tuple[Message, ...] = sites.stand_ins[:m]
         if self.clear_tool_inputs:
