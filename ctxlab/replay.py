@@ -777,7 +777,9 @@ def _replay_projection(
 
     One projection is alive at a time: on a 100,000-message chat, 44,000 of them kept until
     the rows are built would double the objects the garbage collector's full passes (which
-    scan the whole chat) are triggered by.
+    scan the whole chat) are triggered by. A strategy with a ``project_columns(chat, stops)``
+    method (:class:`~ctxlab.strategies.projection_columns.ProjectionColumns`) skips the
+    per-call objects altogether: its calls are costed as arrays (:meth:`_Costing.column_rows`).
     """
     if costing.price is None:
         return _replay_projection_per_turn(chat, indices, strategy, counter, costing, exact_limit)

@@ -3,6 +3,11 @@
 A replay of a 100,000-message chat asks a projection strategy about 44,000 prefixes; a
 strategy that can answer with arrays (one numpy pass per column) lets the replay cost every
 call with array arithmetic instead of one Python object per call.
+
+The hook is optional and duck-typed: a strategy that defines
+``project_columns(chat, stops) -> ProjectionColumns`` (returning what ``project_many`` would,
+for edit-free, described projections) is replayed through it by :func:`ctxlab.replay.replay`;
+:class:`~ctxlab.strategies.window_drop.WindowDrop` does.
 """
 
 from __future__ import annotations
