@@ -783,7 +783,7 @@ def _replay_projection(
     """
     if costing.price is None:
         return _replay_projection_per_turn(chat, indices, strategy, counter, costing, exact_limit)
-    project_columns = getattr(strategy, "project_columns", None)
+    project_columns = _columns_hook(strategy)
     if project_columns is not None and indices and costing.cumulative_cached is not None:
         columns: ProjectionColumns = project_columns(chat, indices)
         prefixes = _column_prefixes(chat, counter, columns)
@@ -791,6 +791,21 @@ def _replay_projection(
     projections = strategy.project_many(chat, indices, counter)
     calls = _with_cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
     return costing.projection_rows(chat, indices, calls)
+
+
+def _columns_hook(strategy: Strategy) -> Callable[..., ProjectionColumns] | None:
+    """``strategy.project_columns`` when the class that defines it also defines the
+    ``project_many`` in force (a subclass that changes ``project_many`` is not answered by
+    columns it inherited), else None."""
+    for klass in type(strategy).__mro__:
+        if "project_columns" in vars(klass):
+            if "project_many" not in vars(klass):
+                return None
+            hook: Callable[..., ProjectionColumns] = strategy.project_columns  # type: ignore[attr-defined]
+            return hook
+        if "project_many" in vars(klass):
+            return None
+    return None
 
 
 def _column_prefixes(

@@ -31,6 +31,7 @@ from ctxlab.replay import (
     replay,
 )
 from ctxlab.strategies import Strategy
+from ctxlab.strategies.base import Projection
 from ctxlab.strategies.clear_tool_results import ClearToolResults
 from ctxlab.strategies.sliding_window import SlidingWindow
 from ctxlab.strategies.trim_last import TrimLast
@@ -329,3 +330,30 @@ def test_window_drop_replay_from_columns_equals_the_per_turn_replay(
         "previous_index",
     ):
         assert exact(getattr(fast_costing, name)) == exact(getattr(plain_costing, name))
+
+
+def test_a_subclass_that_changes_project_many_is_not_replayed_from_inherited_columns(
+    counter: TokenCounter,
+) -> None:
+    """Columns answer for the project_many of the class that defines them: a subclass with a
+    project_many of its own is replayed through it."""
+    import dataclasses as dc
+
+    @dc.dataclass(frozen=True, slots=True)
+    class SendsEverything(WindowDrop):
+        def project_many(self, chat: Any, stops: Sequence[int], counter: Any) -> Any:
+            for stop in stops:
+                yield Projection(stop, chat.tokens(0, stop), 0, stop)
+
+    chat = tuple(
+        m
+        for k in range(30)
+        for m in (
+            Message(Role.USER, f"question {k} " * 40, f"u{k}"),
+            Message(Role.ASSISTANT, f"answer {k} " * 40, f"a{k}"),
+        )
+    )
+    sent = replay(chat, SendsEverything(budget=500), counter, model="gpt-4o")
+    assert [r.messages_sent for r in sent.rows] == [r.messages_untrimmed for r in sent.rows]
+    dropped = replay(chat, WindowDrop(budget=500), counter, model="gpt-4o")
+    assert [r.messages_sent for r in dropped.rows] != [r.messages_untrimmed for r in dropped.rows]
