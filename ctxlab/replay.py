@@ -52,7 +52,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, make_dataclass
-from typing import IO, Any
+from itertools import repeat
+from operator import attrgetter
+from typing import IO, TYPE_CHECKING, Any
 
 from ctxlab.counted import CountedChat
 from ctxlab.csvtext import csv_text
@@ -63,10 +65,12 @@ from ctxlab.insights.prompt_cache import (
     cacheable_prefix,
     cached_input_tokens,
     prefix_between,
+    sent_form,
 )
 from ctxlab.model import Message, Role
 from ctxlab.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
 from ctxlab.strategies.base import Decision, Projection, Strategy, TrimResult
+from ctxlab.strategies.projection_columns import ProjectionColumns
 from ctxlab.summarizers import (
     NoSummarizer,
     RecordingSummarizer,
@@ -74,6 +78,9 @@ from ctxlab.summarizers import (
     SummaryResponse,
 )
 from ctxlab.tokens import ProgressCallback, TokenCounter
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "EXACT_CONTEXT_LIMIT",
@@ -245,7 +252,7 @@ class Replay:
         key = "sum." + column
         total: int | None = self._memo.get(key)
         if total is None:
-            total = self._memo[key] = sum(getattr(r, column) for r in self.rows)
+            total = self._memo[key] = sum(map(attrgetter(column), self.rows))
         return total
 
     def __iter__(self) -> Iterator[ReplayRow]:
@@ -643,6 +650,103 @@ class _Costing:
             self.previous_index = indices[-1]
         return rows
 
+    def column_rows(
+        self,
+        chat: CountedChat,
+        indices: Sequence[int],
+        columns: ProjectionColumns,
+        prefixes: np.ndarray,
+    ) -> list[ReplayRow]:
+        """:meth:`projection_rows` of projections given as columns, every cacheable prefix
+        known: each column computed with array arithmetic in the same order of operations
+        (so the same floats; running sums are sequential additions, as ``np.cumsum`` does),
+        then one row per call."""
+        import numpy as np
+
+        price = self.price
+        cumulative = self.cumulative
+        cumulative_untrimmed = self.cumulative_untrimmed
+        cumulative_cached = self.cumulative_cached
+        cumulative_untrimmed_cached = self.cumulative_untrimmed_cached
+        if (
+            price is None
+            or cumulative is None
+            or cumulative_untrimmed is None
+            or cumulative_cached is None
+            or cumulative_untrimmed_cached is None
+        ):
+            raise ValueError("column_rows needs a price and running sums")
+        ip, op = price.input_per_mtok, price.output_per_mtok
+        cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+        index = np.asarray(indices, dtype=np.int64)
+        counts = _int_array(chat, "replay.counts", chat.counts)
+        sums = _int_array(chat, "replay.prefix", chat.prefix)
+        output = counts[index]
+        untrimmed = sums[index] + chat.fixed
+        sent = columns.tokens_sent
+        call_cost = ((sent - 0) * ip + 0 * cp + output * op) / 1_000_000
+        call_cost_untrimmed = ((untrimmed - 0) * ip + 0 * cp + output * op) / 1_000_000
+        prefix = prefixes
+        cached = np.where(prefix < 1024, 0, prefix - (prefix - 1024) % 128)
+        part = np.where(cached < sent, cached, sent)
+        cost_cached = ((sent - part) * ip + part * cp + output * op) / 1_000_000
+        # what the previous untrimmed call sent, cached
+        previous = np.concatenate(([sums[self.previous_index]], sums[index[:-1]]))
+        part = np.where(previous < 1024, 0, previous - (previous - 1024) % 128)
+        part = np.where(part > untrimmed, untrimmed, part)
+        cost_untrimmed_cached = ((untrimmed - part) * ip + part * cp + output * op) / 1_000_000
+
+        def running(first: float, values: np.ndarray) -> np.ndarray:
+            out: np.ndarray = np.cumsum(np.concatenate(([first], values + 0.0)))[1:]
+            return out
+
+        sum_cost = running(cumulative, call_cost)
+        sum_untrimmed = running(cumulative_untrimmed, call_cost_untrimmed)
+        sum_cached = running(cumulative_cached, cost_cached)
+        sum_untrimmed_cached = running(cumulative_untrimmed_cached, cost_untrimmed_cached)
+        n = len(index)
+        turns = range(1, n + 1)
+        where = index.tolist()
+        zero = repeat(0, n)
+        rows: list[ReplayRow] = list(
+            map(
+                _RowBuilder,
+                turns,
+                where,
+                where,
+                untrimmed.tolist(),
+                columns.messages_sent.tolist(),
+                sent.tolist(),
+                output.tolist(),
+                zero,
+                repeat(0, n),
+                repeat(0, n),
+                call_cost.tolist(),
+                repeat(0.0, n),
+                sum_cost.tolist(),
+                call_cost_untrimmed.tolist(),
+                sum_untrimmed.tolist(),
+                prefix.tolist(),
+                cached.tolist(),
+                cost_cached.tolist(),
+                sum_cached.tolist(),
+                cost_untrimmed_cached.tolist(),
+                sum_untrimmed_cached.tolist(),
+            )
+        )
+        row_class = ReplayRow
+        for row in rows:
+            row.__class__ = row_class
+        if n:
+            self.cumulative, self.cumulative_untrimmed = (
+                sum_cost[-1].item(),
+                sum_untrimmed[-1].item(),
+            )
+            self.cumulative_cached = sum_cached[-1].item()
+            self.cumulative_untrimmed_cached = sum_untrimmed_cached[-1].item()
+            self.previous_index = where[-1]
+        return rows
+
 
 def _unchecked_cost(price: ModelPrice) -> Callable[[int, int, int], float]:
     """``price.cost`` for arguments known to be valid (the same expression, so the same floats)."""
@@ -673,13 +777,96 @@ def _replay_projection(
 
     One projection is alive at a time: on a 100,000-message chat, 44,000 of them kept until
     the rows are built would double the objects the garbage collector's full passes (which
-    scan the whole chat) are triggered by.
+    scan the whole chat) are triggered by. A strategy with a ``project_columns(chat, stops)``
+    method (:class:`~ctxlab.strategies.projection_columns.ProjectionColumns`) skips the
+    per-call objects altogether: its calls are costed as arrays (:meth:`_Costing.column_rows`).
     """
     if costing.price is None:
         return _replay_projection_per_turn(chat, indices, strategy, counter, costing, exact_limit)
+    project_columns = _columns_hook(strategy)
+    if project_columns is not None and indices and costing.cumulative_cached is not None:
+        columns: ProjectionColumns = project_columns(chat, indices)
+        prefixes = _column_prefixes(chat, counter, columns)
+        return costing.column_rows(chat, indices, columns, prefixes)
     projections = strategy.project_many(chat, indices, counter)
     calls = _with_cache_prefixes(chat, indices, projections, strategy, counter, exact_limit)
     return costing.projection_rows(chat, indices, calls)
+
+
+def _columns_hook(strategy: Strategy) -> Callable[..., ProjectionColumns] | None:
+    """``strategy.project_columns`` when the class that defines it also defines the
+    ``project_many`` in force (a subclass that changes ``project_many`` is not answered by
+    columns it inherited), else None."""
+    for klass in type(strategy).__mro__:
+        if "project_columns" in vars(klass):
+            if "project_many" not in vars(klass):
+                return None
+            hook: Callable[..., ProjectionColumns] = strategy.project_columns  # type: ignore[attr-defined]
+            return hook
+        if "project_many" in vars(klass):
+            return None
+    return None
+
+
+def _column_prefixes(
+    chat: CountedChat, counter: TokenCounter, columns: ProjectionColumns
+) -> np.ndarray:
+    """:func:`_with_cache_prefixes`' prefix of every call of described, edit-free projections
+    given as columns, as :func:`ctxlab.insights.prompt_cache.prefix_between` computes it: 0
+    for the first call; the common step (same pinned head, same front: the run up to the
+    shorter end) in array arithmetic; a front moved onto a message that reads differently (the
+    prefix ends after the pinned head) with one comparison per such step; any other step
+    through ``prefix_between`` itself."""
+    import numpy as np
+
+    start, end, pinned = columns.start, columns.end, columns.pinned
+    out = np.zeros(len(start), dtype=np.int64)
+    if len(start) < 2:
+        return out
+    sums = _int_array(chat, "replay.prefix", chat.prefix)
+    before, after = slice(0, -1), slice(1, None)
+    heads = pinned[after]
+    head_tokens = np.zeros(len(heads), dtype=np.int64)
+    if heads.any():
+        # the tokens of the pinned instructions: instruction_prefix()[1][position of the last + 1]
+        positions = _int_array(chat, "replay.instructions", chat.instruction_positions())
+        instruction_tokens = _int_array(
+            chat, "replay.instruction_tokens", chat.instruction_prefix()[1]
+        )
+        last = positions[np.maximum(heads - 1, 0)] + 1
+        head_tokens = np.where(heads > 0, instruction_tokens[last], 0)
+    same_head = pinned[before] == heads
+    common = same_head & (start[before] == start[after])
+    run_end = np.minimum(end[before], end[after])
+    out[1:] = np.where(common, sums[run_end] - sums[start[after]] + head_tokens, 0)
+    shorter = np.minimum(end[before] - start[before], end[after] - start[after])
+    moved = same_head & ~common & (shorter > 0)  # pinned < the shorter context's length
+    messages = chat.messages
+    done = common.copy()
+    for i in np.flatnonzero(moved).tolist():
+        was, now = messages[int(start[i])], messages[int(start[i + 1])]
+        if was is not now and sent_form(was) != sent_form(now):
+            out[i + 1] = head_tokens[i]
+            done[i] = True
+    sent, tokens_sent = columns.messages_sent, columns.tokens_sent
+
+    def projection(i: int) -> Projection:
+        return Projection(
+            int(sent[i]), int(tokens_sent[i]), int(start[i]), int(end[i]), int(pinned[i])
+        )
+
+    for i in np.flatnonzero(~done).tolist():
+        found = prefix_between(chat, counter, projection(i), projection(i + 1))
+        assert found is not None  # both are described
+        out[i + 1] = found
+    return out
+
+
+def _int_array(chat: CountedChat, key: str, values: Sequence[int]) -> np.ndarray:
+    """``values`` (a table of ``chat``) as an int64 array, converted once per chat."""
+    import numpy as np
+
+    return chat.derived(key, lambda _: np.asarray(values, dtype=np.int64))
 
 
 def _with_cache_prefixes(

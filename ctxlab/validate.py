@@ -755,6 +755,7 @@ def validate(
     counter: TokenCounter | None = None,
     provider: str = "openai",
     window: int | None = None,
+    tokens: int | None = None,
 ) -> tuple[Problem, ...]:
     """The problems ``provider`` would have with ``messages`` sent as one request.
 
@@ -767,6 +768,8 @@ def validate(
         provider: one of :data:`PROVIDERS`.
         window: the model's context window (``ModelInfo.context_window``); with ``counter``, a
             context over it is an error worded as ``provider`` words it.
+        tokens: ``counter.count_messages(messages)`` when the caller already knows it (a
+            ``TrimResult``'s ``tokens_after``): the rules use it instead of counting.
 
     Returns:
         Problems in rule order, then message order; empty when the context is fine.
@@ -780,6 +783,8 @@ def validate(
             f"unknown provider {provider!r} for validation; available: {', '.join(PROVIDERS)}"
         )
     ctx = Context(messages, budget, counter, window)
+    if tokens is not None:
+        ctx._memo.tokens = tokens
     problems: list[Problem] = []
     for rule in rules:
         problems += rule(ctx)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from chatgen import budgets, chats
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from ctxlab import load_chat
 from ctxlab.model import Message
 from ctxlab.strategies import build_strategy
 from ctxlab.strategies.window_drop import WindowDrop
-from ctxlab.tokens import TokenCounter
+from ctxlab.tokens import TokenCounter, new_counter
 from ctxlab.ui import compare_setup, figures, render
 from ctxlab.ui.binned_map import ORDER
 
@@ -79,3 +81,39 @@ def test_a_sliver_sent_end_gets_the_same_zoom_as_the_round_map(counter: TokenCou
     codes = compare_setup.decision_codes_of(counted, result)
     zoom = compare_setup.zoom_of(counted, codes)
     assert zoom is not None and zoom == figures.zoom_rounds(counted, result.decisions)
+
+
+@given(st.lists(st.lists(st.integers(0, 4), min_size=6, max_size=6), min_size=1, max_size=4))
+def test_disagreeing_lists_the_rows_whose_codes_are_not_all_equal(
+    columns: list[list[int]],
+) -> None:
+    plain = [i for i, row in enumerate(zip(*columns, strict=True)) if len(set(row)) > 1]
+    assert compare_setup.disagreeing(columns) == plain
+    assert compare_setup.disagreeing([np.asarray(c, dtype=np.int8) for c in columns]) == plain
+
+
+def test_problems_of_a_result_are_the_validators_with_a_fresh_count(counter: TokenCounter) -> None:
+    """problems_of passes the result's tokens_after instead of counting again: the problems
+    are those of validating the messages from scratch (here an over-window context)."""
+    from types import SimpleNamespace
+
+    from ctxlab.catalog import get_model
+    from ctxlab.ui import insights_view
+
+    messages = load_chat(CODING)
+    model = get_model("gpt-4o")
+    for name, params in (
+        ("clear-tool-results", {"trigger_tokens": 0, "keep_tool_results": 1}),
+        ("window-drop", {"budget": 10**9}),
+    ):
+        result = build_strategy(name, params).apply(messages, counter)
+        small = replace(model, context_window=result.tokens_after - 1)
+        ws = SimpleNamespace(
+            counted=counter.counted(messages), counter=counter, model_info=small, model="x"
+        )
+        got = compare_setup.problems_of(result, ws)  # type: ignore[arg-type]
+        fresh = insights_view.provider_problems(
+            tuple(result.messages), counter=new_counter("gpt-4o"), model=small
+        )
+        assert got == fresh
+        assert any(p.code == "over-window" for p in got[model.validator_provider])

@@ -18,7 +18,7 @@ from chatgen import budgets, chats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.model import Message
+from ctxlab.model import Message, Role
 from ctxlab.pricing import ModelPrice, PriceTable
 from ctxlab.replay import (
     COLUMNS,
@@ -31,6 +31,7 @@ from ctxlab.replay import (
     replay,
 )
 from ctxlab.strategies import Strategy
+from ctxlab.strategies.base import Projection
 from ctxlab.strategies.clear_tool_results import ClearToolResults
 from ctxlab.strategies.sliding_window import SlidingWindow
 from ctxlab.strategies.trim_last import TrimLast
@@ -259,3 +260,100 @@ def test_a_result_that_already_reads_as_the_placeholder_keeps_the_cache_going(
             _Costing(None, PriceTable.of([]), []),
         )
     ]
+
+
+@st.composite
+def chats_with_instructions(draw: st.DrawFn) -> tuple[Message, ...]:
+    """Generated chats with system messages inserted anywhere (a pinned head of several, or
+    instructions later in the chat), repeated so that contexts pass 1,024 tokens."""
+    chat = list(draw(long_chats()))
+    for k in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(chat)))
+        chat.insert(at, Message(Role.SYSTEM, f"be brief {k} " * draw(st.integers(1, 40)), f"s{k}"))
+    return tuple(chat)
+
+
+@settings(max_examples=200)
+@given(chat=chats_with_instructions(), data=st.data())
+def test_window_drop_columns_are_project_many(
+    chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    counted = counter.counted(chat)
+    strategy = WindowDrop(
+        budget=data.draw(budgets(counted.total)), keep_system=data.draw(st.booleans())
+    )
+    stops = sorted(data.draw(st.lists(st.integers(0, len(chat)), max_size=30)))
+    columns = strategy.project_columns(counted, stops)
+    got = list(
+        zip(
+            columns.messages_sent.tolist(),
+            columns.tokens_sent.tolist(),
+            columns.start.tolist(),
+            columns.end.tolist(),
+            columns.pinned.tolist(),
+            strict=True,
+        )
+    )
+    expected = [
+        (p.messages_sent, p.tokens_sent, p.start, p.end, p.pinned)
+        for p in strategy.project_many(counted, stops, counter)
+    ]
+    assert got == expected
+
+
+@settings(max_examples=200)
+@given(chat=chats_with_instructions(), data=st.data())
+def test_window_drop_replay_from_columns_equals_the_per_turn_replay(
+    chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    """The column path (array costing, every common cache step in arrays) against the plain
+    per-turn replay, bit for bit, on chats with pinned heads and late instructions."""
+    counted = counter.counted(chat)
+    strategy = WindowDrop(
+        budget=data.draw(budgets(counted.total)), keep_system=data.draw(st.booleans())
+    )
+    table = data.draw(price_tables())
+    indices = assistant_turns(chat)
+
+    def rows(run: Any) -> tuple[list[Any], _Costing]:
+        costing = _Costing(table.get("m"), table, [])
+        return fields_of(run(counted, indices, strategy, counter, costing)), costing
+
+    fast, fast_costing = rows(_replay_projection)
+    plain, plain_costing = rows(_replay_projection_per_turn)
+    assert fast == plain
+    for name in (
+        "cumulative",
+        "cumulative_untrimmed",
+        "cumulative_cached",
+        "cumulative_untrimmed_cached",
+        "previous_index",
+    ):
+        assert exact(getattr(fast_costing, name)) == exact(getattr(plain_costing, name))
+
+
+def test_a_subclass_that_changes_project_many_is_not_replayed_from_inherited_columns(
+    counter: TokenCounter,
+) -> None:
+    """Columns answer for the project_many of the class that defines them: a subclass with a
+    project_many of its own is replayed through it."""
+    import dataclasses as dc
+
+    @dc.dataclass(frozen=True, slots=True)
+    class SendsEverything(WindowDrop):
+        def project_many(self, chat: Any, stops: Sequence[int], counter: Any) -> Any:
+            for stop in stops:
+                yield Projection(stop, chat.tokens(0, stop), 0, stop)
+
+    chat = tuple(
+        m
+        for k in range(30)
+        for m in (
+            Message(Role.USER, f"question {k} " * 40, f"u{k}"),
+            Message(Role.ASSISTANT, f"answer {k} " * 40, f"a{k}"),
+        )
+    )
+    sent = replay(chat, SendsEverything(budget=500), counter, model="gpt-4o")
+    assert [r.messages_sent for r in sent.rows] == [r.messages_untrimmed for r in sent.rows]
+    dropped = replay(chat, WindowDrop(budget=500), counter, model="gpt-4o")
+    assert [r.messages_sent for r in dropped.rows] != [r.messages_untrimmed for r in dropped.rows]

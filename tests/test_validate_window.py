@@ -84,3 +84,19 @@ def test_the_window_is_checked_for_the_models_own_provider_only(counter: TokenCo
         False,
     )
     assert window_badge_text(8192, gpt4) == ("Fits gpt-4's 8,192-token window", True)
+
+
+def test_a_known_count_gives_the_problems_of_counting() -> None:
+    """``tokens=`` (a TrimResult's tokens_after) stands in for the count: same problems."""
+    from ctxlab.model import Message, Role
+    from ctxlab.tokens import get_counter
+    from ctxlab.validate import validate
+
+    counter = get_counter("gpt-4o")
+    chat = (Message(Role.USER, "hello there " * 30, "u"), Message(Role.ASSISTANT, "hi", "a"))
+    tokens = counter.count_messages(chat)
+    for window in (tokens - 1, tokens):
+        assert validate(chat, counter=counter, window=window, tokens=tokens) == validate(
+            chat, counter=counter, window=window
+        )
+    assert validate(chat, counter=counter, window=tokens, tokens=tokens + 1)  # it is used

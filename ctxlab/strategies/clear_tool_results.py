@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from itertools import accumulate
+from dataclasses import dataclass, fields
+from itertools import accumulate, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from ctxlab.counted import CountedChat
@@ -35,7 +36,15 @@ if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer
     from ctxlab.tokens import TokenCounter
 
-__all__ = ["DEFAULT_PLACEHOLDER", "ClearToolResults", "ToolResultIndex", "tool_result_index"]
+__all__ = [
+    "DEFAULT_PLACEHOLDER",
+    "ClearToolResults",
+    "StandIns",
+    "ToolResultIndex",
+    "stand_in_of",
+    "stand_ins",
+    "tool_result_index",
+]
 
 DEFAULT_PLACEHOLDER = "[tool result cleared to save context]"
 CLEARED_ARGUMENTS = "{}"
@@ -162,6 +171,62 @@ def _cached_index(
 
 
 @dataclass(frozen=True, slots=True)
+class StandIns:
+    """The stand-in of every clearable tool result of a chat, in chat order.
+
+    Attributes:
+        positions: chat index of each clearable result (those of :class:`ToolResultIndex`
+            whose ``clearable`` is True), ascending.
+        stand_ins: for each, ``message.replace(content=placeholder)`` (equal field for field).
+        ids: the id of each (the original's).
+    """
+
+    positions: tuple[int, ...]
+    stand_ins: tuple[Message, ...]
+    ids: tuple[str, ...]
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in fields(Message))
+_message_values = attrgetter(*_MESSAGE_FIELDS)
+
+
+def stand_in_of(message: Message, placeholder: str) -> Message:
+    """``message.replace(content=placeholder)`` without ``dataclasses.replace``'s per-call
+    work (a new frozen Message with the same field values but ``content``): a chat of
+    100,000 messages has 50,000 tool results to stand in for."""
+    new = object.__new__(Message)
+    set_field = object.__setattr__
+    for name, value in zip(_MESSAGE_FIELDS, _message_values(message), strict=True):
+        set_field(new, name, value)
+    set_field(new, "content", placeholder)
+    return new
+
+
+def stand_ins(chat: CountedChat, index: ToolResultIndex, placeholder: str) -> StandIns:
+    """The :class:`StandIns` of ``chat``'s clearable tool results (O(n), once per chat)."""
+    positions = tuple(p for p, ok in zip(index.positions, index.clearable, strict=True) if ok)
+    messages = chat.messages
+    built = tuple(stand_in_of(messages[p], placeholder) for p in positions)
+    return StandIns(positions, built, tuple(m.id for m in built))
+
+
+def _cached_stand_ins(
+    chat: CountedChat, counter: TokenCounter, placeholder: str, exclude: frozenset[str]
+) -> StandIns:
+    # Which results are clearable does not depend on clear_inputs: any index of the chat will do.
+    index = _cached_index(chat, counter, placeholder, exclude, False)
+    return chat.derived(
+        ("clear-tool-results-stand-ins", placeholder, exclude),
+        lambda c: stand_ins(c, index, placeholder),
+    )
+
+
+def _all_kept(chat: CountedChat) -> dict[str, Decision]:
+    """Every id of ``chat`` mapped to KEPT (built once per chat; callers copy it)."""
+    return chat.derived("decisions-all-kept", lambda c: dict.fromkeys(c.ids, Decision.KEPT))
+
+
+@dataclass(frozen=True, slots=True)
 class ClearToolResults(Strategy):
     """Replaces the tool results older than the last ``keep_tool_results`` with a placeholder.
 
@@ -272,7 +337,7 @@ class ClearToolResults(Strategy):
         index = self._index(chat, counter)
         total = chat.total
         k, saved = self._cleared_count(index, len(index.positions), total)
-        decisions = dict.fromkeys(chat.ids, Decision.KEPT)
+        decisions = dict(_all_kept(chat))
         warnings: tuple[str, ...] = ()
         if k == 0:
             if total > self.trigger_tokens and self.clear_at_least > 0:
@@ -285,44 +350,36 @@ class ClearToolResults(Strategy):
             return TrimResult(
                 chat.messages, decisions, total, total, warnings=warnings, strategy=self.name
             )
+        sites = _cached_stand_ins(chat, counter, self.placeholder, self.excluded)
+        m = index.clearable_prefix[k]  # the clearable results among the first k: the first m
         out = list(chat.messages)
-        # Stand-ins depend only on the message and the placeholder: built once per chat, so
-        # moving a slider re-uses them instead of copying thousands of messages again.
-        stand_ins: dict[int, Message] = chat.derived(
-            ("clear-tool-results-stand-ins", self.placeholder), lambda _: {}
-        )
-        emptied: dict[int, set[int]] = {}
-        for pos, who, ok in zip(
-            index.positions[:k], index.callers[:k], index.clearable[:k], strict=True
-        ):
-            if not ok:
-                continue
-            stand_in = stand_ins.get(pos)
-            if stand_in is None:
-                stand_in = stand_ins.setdefault(pos, out[pos].replace(content=self.placeholder))
+        for pos, stand_in in zip(sites.positions[:m], sites.stand_ins[:m], strict=True):
             out[pos] = stand_in
-            decisions[stand_in.id] = Decision.CLEARED
-            if self.clear_tool_inputs and who is not None:
-                emptied.setdefault(who[0], set()).add(who[1])
-        for caller, calls in emptied.items():
-            original = out[caller]
-            out[caller] = original.replace(
-                tool_calls=tuple(
-                    ToolCall(c.id, c.name, CLEARED_ARGUMENTS, c.type) if j in calls else c
-                    for j, c in enumerate(original.tool_calls)
+        decisions.update(zip(sites.ids[:m], repeat(Decision.CLEARED)))
+        inserted: tuple[Message, ...] = sites.stand_ins[:m]
+        if self.clear_tool_inputs:
+            emptied: dict[int, set[int]] = {}
+            for who, ok in zip(index.callers[:k], index.clearable[:k], strict=True):
+                if ok and who is not None:
+                    emptied.setdefault(who[0], set()).add(who[1])
+            for caller, calls in emptied.items():
+                original = out[caller]
+                out[caller] = original.replace(
+                    tool_calls=tuple(
+                        ToolCall(c.id, c.name, CLEARED_ARGUMENTS, c.type) if j in calls else c
+                        for j, c in enumerate(original.tool_calls)
+                    )
                 )
-            )
-            decisions[original.id] = Decision.CLEARED
-        changed = sorted(
-            {pos for pos in index.positions[:k] if out[pos] is not chat.messages[pos]} | {*emptied}
-        )
-        inserted = [out[pos] for pos in changed]
+                decisions[original.id] = Decision.CLEARED
+            if emptied:
+                changed = sorted({*sites.positions[:m], *emptied})
+                inserted = tuple(out[pos] for pos in changed)
         return TrimResult(
             messages=tuple(out),
             decisions=decisions,
             tokens_before=total,
             tokens_after=total - saved,
-            inserted=tuple(inserted),
+            inserted=inserted,
             warnings=warnings,
             strategy=self.name,
         )

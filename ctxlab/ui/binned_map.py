@@ -38,6 +38,7 @@ __all__ = [
     "BINS",
     "ORDER",
     "Bin",
+    "Codes",
     "bin_edges",
     "binned_map_figure",
     "decision_bins",
@@ -57,6 +58,8 @@ ORDER: tuple[Decision, ...] = (
 )
 """Decision codes (index in this tuple) and the order of a range's segments, left to right."""
 _CODE = {d: k for k, d in enumerate(ORDER)}
+Codes = Sequence[int] | np.ndarray
+"""Decision codes of messages in order: a list, or an integer array."""
 
 
 def wants_bins(chat: CountedChat, stop: int | None = None) -> bool:
@@ -118,9 +121,7 @@ def bin_edges(chat: CountedChat, stop: int | None = None, bins: int = BINS) -> l
     return edges
 
 
-def decision_bins(
-    chat: CountedChat, codes: Sequence[int], edges: Sequence[int] | None = None
-) -> list[Bin]:
+def decision_bins(chat: CountedChat, codes: Codes, edges: Sequence[int] | None = None) -> list[Bin]:
     """The ranges between ``edges`` (default :func:`bin_edges` over ``len(codes)`` messages),
     each with its tokens per decision.
 

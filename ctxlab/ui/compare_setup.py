@@ -22,6 +22,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -341,25 +342,35 @@ def _empty_outcomes(_: CountedChat) -> dict[Hashable, Outcome]:
     return {}
 
 
-def decision_codes_of(counted: CountedChat, result: TrimResult) -> tuple[int, ...]:
-    """Each message's decision code (:data:`ctxlab.ui.binned_map.ORDER`), kept beside the
-    result so that its map and the disagreement table read it once per result and chat."""
-    memo: dict[int, tuple[TrimResult, tuple[int, ...]]] = counted.derived("cmp.codes", _empty)
+def decision_codes_of(counted: CountedChat, result: TrimResult) -> np.ndarray:
+    """Each message's decision code (:data:`ctxlab.ui.binned_map.ORDER`), one read-only
+    ``int8`` per message, kept beside the result so that its map and the disagreement table
+    read it once per result and chat.
+
+    Translated from :func:`ctxlab.ui.figures.decision_codes` of the result, which keeps the
+    last mapping's codes with the chat: the zoomed round map drawn next reads them again.
+    """
+    memo: dict[int, tuple[TrimResult, np.ndarray]] = counted.derived("cmp.codes", _empty)
     held = memo.get(id(result))
     if held is not None and held[0] is result:  # the entry holds the result: its id is its own
         return held[1]
     if len(memo) >= 4 * MAX_CONFIGS:
         memo.clear()
-    codes = tuple(binned_map.decision_codes(counted, result.decisions))
+    codes: np.ndarray = _TO_ORDER[figures.decision_codes(counted, result.decisions)]
+    codes.setflags(write=False)
     memo[id(result)] = (result, codes)
     return codes
 
 
-def _empty(_: CountedChat) -> dict[int, tuple[TrimResult, tuple[int, ...]]]:
+_TO_ORDER = np.array([binned_map.ORDER.index(d) for d in figures.DECISIONS], dtype=np.int8)
+"""A figures decision code (index in :data:`ctxlab.ui.figures.DECISIONS`) -> its ORDER code."""
+
+
+def _empty(_: CountedChat) -> dict[int, tuple[TrimResult, np.ndarray]]:
     return {}
 
 
-def disagreeing(columns: Sequence[Sequence[int]]) -> list[int]:
+def disagreeing(columns: Sequence[binned_map.Codes]) -> list[int]:
     """Indices where the decision codes of the configurations are not all equal.
 
     >>> disagreeing([(0, 1, 2), (0, 2, 2)])
@@ -367,13 +378,21 @@ def disagreeing(columns: Sequence[Sequence[int]]) -> list[int]:
     """
     if not columns:
         return []
-    return [i for i, row in enumerate(zip(*columns, strict=True)) if row.count(row[0]) != len(row)]
+    first = np.asarray(columns[0])
+    differ = np.zeros(len(first), dtype=bool)
+    for column in columns[1:]:
+        other = np.asarray(column)
+        if len(other) != len(first):
+            raise ValueError("the columns have different lengths")
+        differ |= other != first
+    found: list[int] = np.flatnonzero(differ).tolist()
+    return found
 
 
 def disagreement_window(
     counted: CountedChat,
     labels: Sequence[str],
-    columns: Sequence[Sequence[int]],
+    columns: Sequence[binned_map.Codes],
     differ: Sequence[int],
     start: int = 0,
     limit: int = DISAGREEMENT_ROWS,
@@ -390,19 +409,20 @@ def disagreement_window(
         "tokens": [counted.counts[i] for i in shown],
     }
     for label, column in zip(labels, columns, strict=True):
-        data[label] = [order[column[i]].value for i in shown]
+        data[label] = [order[int(column[i])].value for i in shown]
     data["preview"] = [visible(messages[i].preview(100)) for i in shown]
     return pd.DataFrame(data)
 
 
-def zoom_of(counted: CountedChat, codes: Sequence[int]) -> tuple[int, int] | None:
+def zoom_of(counted: CountedChat, codes: binned_map.Codes) -> tuple[int, int] | None:
     """The rounds a zoomed strip of a binned map shows: the rounds after the last message that
     is not sent (dropped or summarized), with earlier rounds for context as in
     :func:`ctxlab.ui.figures.zoom_rounds`; None when the sent end is not a sliver of the chat."""
-    unsent = {binned_map.ORDER.index(Decision.DROPPED), binned_map.ORDER.index(Decision.SUMMARIZED)}
-    last = next((i for i in range(len(codes) - 1, -1, -1) if codes[i] in unsent), None)
-    if last is None or last + 1 >= len(codes):
+    unsent = [binned_map.ORDER.index(Decision.DROPPED), binned_map.ORDER.index(Decision.SUMMARIZED)]
+    where = np.flatnonzero(np.isin(np.asarray(codes), unsent))
+    if len(where) == 0 or int(where[-1]) + 1 >= len(codes):
         return None
+    last = int(where[-1])
     first = counted.round_containing(last + 1)
     total = counted.prefix[-1]
     end_tokens = total - counted.prefix[counted.starts[first]]
@@ -430,8 +450,12 @@ def problems_of(result: TrimResult, ws: Workspace) -> ProblemsByProvider:
         return held[1]
     if len(memo) >= 4 * MAX_CONFIGS:
         memo.clear()
+    # A result no summarizer took part in has tokens_after == ws.counter.count_messages of its
+    # messages (TrimResult's invariant; tests pin it per strategy): counting a 100k-message
+    # result again would cost 0.1 s. A summarized preview's count is left to the validator.
+    known = result.tokens_after if result.summary_request is None else None
     problems = insights_view.provider_problems(
-        result.messages, counter=ws.counter, model=ws.model_info
+        result.messages, counter=ws.counter, model=ws.model_info, tokens=known
     )
     memo[key] = (result, problems)
     return problems

@@ -93,11 +93,13 @@ def provider_problems(
     budget: int | None = None,
     counter: TokenCounter | None = None,
     model: ModelInfo | None = None,
+    tokens: int | None = None,
 ) -> ProblemsByProvider:
     """The validator's problems of ``messages`` for every provider (never raises on odd chats).
 
     ``model``'s context window is checked for the provider that serves it only (gpt-4o's window
-    says nothing about what Anthropic accepts).
+    says nothing about what Anthropic accepts). ``tokens``: ``counter.count_messages(messages)``
+    when known (see :func:`ctxlab.validate.validate`).
     """
     return {
         p: validate(
@@ -108,6 +110,7 @@ def provider_problems(
             window=model.context_window
             if model is not None and model.validator_provider == p
             else None,
+            tokens=tokens,
         )
         for p in PROVIDERS
     }
