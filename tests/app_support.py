@@ -92,26 +92,32 @@ def load_script(path: Path, name: str) -> ModuleType:
 
 class _StripReader(HTMLParser):
     """Reads a strip drawn by ``ctxlab.ui.strip``: tokens per legend entry (the ``data-tokens``
-    of the ``<rect>`` blocks inside each ``<g data-name>``) and the figure caption."""
+    of the blocks inside each ``data-name`` element), the blocks' tooltips, the lines'
+    ``data-marker`` labels and the figure caption."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tokens: Counter[str] = Counter()
+        self.tooltips: list[str] = []
+        self.markers: list[str] = []
         self.caption = ""
-        self._layer: str | None = None
+        self._open: list[str | None] = []  # the data-name of each open element, if any
         self._in_caption = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
-        if tag == "g" and "data-name" in values:
-            self._layer = values["data-name"] or ""
-        elif tag == "rect" and self._layer is not None:
-            self.tokens[self._layer] += float(values["data-tokens"] or 0)
+        layer = next((name for name in reversed(self._open) if name is not None), None)
+        if "data-tokens" in values and layer is not None:
+            self.tokens[layer] += float(values["data-tokens"] or 0)
+            self.tooltips.append(values.get("title") or "")
+        if "data-marker" in values:
+            self.markers.append(values["data-marker"] or "")
+        self._open.append(values.get("data-name"))
         self._in_caption = tag == "figcaption"
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "g":
-            self._layer = None
+        if self._open:
+            self._open.pop()
         self._in_caption = False
 
     def handle_data(self, data: str) -> None:
@@ -120,7 +126,7 @@ class _StripReader(HTMLParser):
 
 
 def strip_of(at: AppTest, caption_prefix: str) -> tuple[str, dict[str, float]]:
-    """The caption and tokens per legend entry of the SVG strip whose caption starts with
+    """The caption and tokens per legend entry of the HTML strip whose caption starts with
     ``caption_prefix`` (e.g. the Replay's ``"Round map at turn"``)."""
     for element in at.get("html"):
         reader = _StripReader()

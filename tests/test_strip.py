@@ -1,9 +1,8 @@
-"""The SVG strip that draws a round map without Plotly (the Replay's map at a turn): the same
+"""The HTML strip that draws a round map without Plotly (the Replay's map at a turn): the same
 blocks, tokens, hover text, lines and legend as the figure it is drawn from."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 
@@ -30,7 +29,7 @@ def read(body: str) -> _StripReader:
 
 
 def titles(body: str) -> list[str]:
-    return [html.unescape(t) for t in re.findall(r"<title>(.*?)</title>", body, flags=re.S)]
+    return read(body).tooltips
 
 
 def expected_totals(
@@ -60,7 +59,7 @@ def test_a_round_map_strip_draws_every_block_with_its_tokens_and_hover(
     # the figure's blocks (a round of mixed decisions is one "mixed" block), width for width
     assert reader.tokens == {t.name: sum(t.x) for t in fig.data}
     assert titles(body) == [plain_text(str(c)) for t in fig.data for c in t.customdata]
-    assert body.count("<rect") == sum(len(t.x) for t in fig.data)
+    assert body.count("data-tokens=") == sum(len(t.x) for t in fig.data)
 
 
 @settings(max_examples=30)
@@ -99,13 +98,12 @@ def test_lines_labels_overhead_and_legend_come_from_the_figure(
     reader = read(body)
     assert reader.tokens[OVERHEAD_LABEL] == 40
     assert f"budget {total // 2 + 40:,}" in body and window.window_label() in body
-    assert body.count("<line") == 2
+    assert reader.markers == [f"budget {total // 2 + 40:,}", window.window_label()]
     # the overhead block starts the strip; the budget line stands where the newest
     # budget - overhead tokens begin, on a scale from -overhead to the chat's end
-    scale = 1000 / (total + 40)
-    assert re.search(r'data-name="tool definitions[^"]*"[^>]*><rect x="0.000"', body)
-    lines = [float(x) for x in re.findall(r'<line x1="([0-9.]+)"', body)]
-    assert lines[0] == pytest.approx((total - total // 2 + 40) * scale, abs=1e-3)
+    assert re.search(r'data-name="tool definitions[^"]*"[^>]*><div [^>]*left:0.0000%', body)
+    lines = [float(x) for x in re.findall(r'data-marker="[^"]*" style="[^"]*left:([0-9.]+)%', body)]
+    assert lines[0] == pytest.approx((total - total // 2 + 40) * 100 / (total + 40), abs=1e-3)
     for name in (DECISION_LEGEND["kept"], DECISION_LEGEND["dropped"], OVERHEAD_LABEL):
         assert f"</span>{name}</span>" in body.replace("&amp;", "&")
     assert f"{total:,} tokens" in body
@@ -118,7 +116,7 @@ def test_hover_text_is_escaped_and_the_figure_must_be_a_strip() -> None:
         go.Bar(orientation="h", x=[5], base=[0], y=["rounds"], customdata=[hostile], name="k<i>")
     )
     body = strip_html(fig)
-    assert "<script>" not in body and "</title><script>" not in body
+    assert "<script>" not in body and "<b>" not in body
     assert titles(body) == ['round 1\n"</title><script>alert(1)</script>']
     assert 'data-name="k&lt;i&gt;"' in body
     with pytest.raises(ValueError, match="horizontal bars"):

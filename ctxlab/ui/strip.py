@@ -1,8 +1,9 @@
-"""A round map drawn as a static SVG strip, for a map that changes on every click.
+"""A round map drawn as a static HTML strip, for a map that changes on every click.
 
 A Plotly chart costs the browser about 0.1 s to redraw here, whatever its size: its own
 fixed cost. The Replay's map of the context at a turn changes with every scrubber step, so
-it is drawn as plain SVG instead: the same blocks, colours, lines, legend and hover text as
+it is drawn as plain HTML instead (positioned blocks: ``st.html``'s sanitizer drops SVG): the
+same blocks, colours, lines, legend and hover text as
 the figure the round-map builders make (:func:`ctxlab.ui.figures.round_map_figure`,
 :func:`ctxlab.ui.binned_map.binned_map_figure`), with the browser's own tooltips and no zoom.
 Drawing from the figure keeps one builder, so both renderings show the same map.
@@ -18,10 +19,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-VIEW_WIDTH = 1000
-"""Width of the SVG's coordinate system; the strip stretches to the page's width."""
 STRIP_HEIGHT_PX = 56
-_DASHES = {"dash": "12 6", "dot": "3 4", "dashdot": "12 4 3 4"}
+_BORDER = {"dash": "dashed", "dot": "dotted", "dashdot": "dashed"}
 _TAG = re.compile(r"<[^>]*>")
 
 
@@ -121,19 +120,19 @@ def _title_text(title: Any) -> str:
 
 def strip_html(fig: go.Figure, *, height_px: int = STRIP_HEIGHT_PX) -> str:
     """The round-map figure ``fig`` as one HTML block (for ``st.html``): its title, the strip
-    as SVG (a ``<g data-name=…>`` per legend entry, a ``<rect data-tokens=…>`` per block with
-    its hover text as ``<title>``), the vertical lines and their labels, the axis ends and
-    title, and the legend.
+    (a ``<div data-name=…>`` per legend entry holding a ``<div data-tokens=…>`` per block, its
+    hover text as the ``title`` tooltip), the vertical lines (``data-marker``) and their labels,
+    the axis ends and title, and the legend. Positions are percentages of the strip's width.
 
     Raises:
         ValueError: a trace is not a horizontal bar trace (not a round map).
     """
     layers = list(_layers(fig))
     low, high = _span(layers, fig)
-    scale = VIEW_WIDTH / max(high - low, 1e-9)
+    scale = 100 / max(high - low, 1e-9)  # percent of the strip's width per token
 
-    def at(x: float) -> float:
-        return (x - low) * scale
+    def pct(x: float) -> str:
+        return f"{(x - low) * scale:.4f}%"
 
     title = _title_text(fig.layout.title)
     parts = [
@@ -145,7 +144,7 @@ def strip_html(fig: go.Figure, *, height_px: int = STRIP_HEIGHT_PX) -> str:
     ]
     markers = _markers(fig)
     labels = "".join(
-        f'<span style="position:absolute;left:{at(m.x) / VIEW_WIDTH * 100:.3f}%;'
+        f'<span style="position:absolute;left:{pct(m.x)};'
         f"transform:translateX({'0' if m.right_of else '-100%'});white-space:nowrap;"
         f'padding:0 4px;color:{html.escape(m.colour)}">{html.escape(m.text)}</span>'
         for m in markers
@@ -157,40 +156,33 @@ def strip_html(fig: go.Figure, *, height_px: int = STRIP_HEIGHT_PX) -> str:
         else ""
     )
     parts.append(
-        f'<svg viewBox="0 0 {VIEW_WIDTH} 100" preserveAspectRatio="none" role="img" '
-        f'aria-label="{html.escape(title or "round map")}" '
-        f'style="display:block;width:100%;height:{height_px}px">'
+        f'<div role="img" aria-label="{html.escape(title or "round map")}" '
+        f'style="position:relative;height:{height_px}px">'
     )
     for layer in layers:
-        stroke = (
-            f' stroke="white" stroke-width="{layer.outline:g}" vector-effect="non-scaling-stroke"'
-            if layer.outline
-            else ""
-        )
-        parts.append(
-            f'<g data-name="{html.escape(layer.name)}" fill="{html.escape(layer.colour)}"{stroke}>'
-        )
+        edge = ";box-shadow:inset -1px 0 #fff" if layer.outline else ""
+        parts.append(f'<div data-name="{html.escape(layer.name)}" style="display:contents">')
         parts.extend(
-            f'<rect x="{at(s.base):.3f}" y="8" width="{max(s.tokens * scale, 0.5):.3f}" '
-            f'height="84" data-tokens="{_exact(s.tokens)}">'
-            f"<title>{html.escape(s.hover)}</title></rect>"
+            f'<div data-tokens="{_exact(s.tokens)}" title="{html.escape(s.hover)}" '
+            f'style="position:absolute;top:14%;bottom:14%;left:{pct(s.base)};'
+            f"width:{s.tokens * scale:.4f}%;min-width:1px;"
+            f'background:{html.escape(layer.colour)}{edge}"></div>'
             for s in layer.segments
         )
-        parts.append("</g>")
+        parts.append("</div>")
     parts.extend(
-        f'<line x1="{at(m.x):.3f}" x2="{at(m.x):.3f}" y1="0" y2="100" '
-        f'stroke="{html.escape(m.colour)}" stroke-width="2" vector-effect="non-scaling-stroke"'
-        + (f' stroke-dasharray="{_DASHES[m.dash]}"' if m.dash in _DASHES else "")
-        + " />"
+        f'<div data-marker="{html.escape(m.text)}" style="position:absolute;top:0;bottom:0;'
+        f"left:{pct(m.x)};border-left:2px {_BORDER.get(m.dash, 'solid')} "
+        f'{html.escape(m.colour)}"></div>'
         for m in markers
     )
-    parts.append("</svg>")
+    parts.append("</div>")
     axis = _title_text(fig.layout.xaxis.title)
     # The first round starts at 0; a block before it (the tool definitions) sits at negative x.
     start = max(low, 0.0)
     parts.append(
         '<div style="position:relative;height:1.4em;font-size:0.8em;opacity:0.75">'
-        f'<span style="position:absolute;left:{at(start) / VIEW_WIDTH * 100:.3f}%">'
+        f'<span style="position:absolute;left:{pct(start)}">'
         f"{start:,.0f}</span>"
         f'<span style="position:absolute;left:50%;transform:translateX(-50%);'
         f'white-space:nowrap">{html.escape(axis)}</span>'
