@@ -140,8 +140,13 @@ def test_a_scrubber_step_moves_the_turn_and_keeps_the_session_figures(
         # The scrubber and what moves with it are one fragment: a step reruns that part alone.
         step_back(page, scrubber, turn)
         expect(page.get_by_role("heading", name=f"Context at turn {turn}")).to_be_visible()
-        title = page.locator("figcaption").filter(has_text=f"Round map at turn {turn}")
-        expect(title).to_have_count(1)
+        strip = page.locator("figure").filter(has_text=f"Round map at turn {turn}")
+        expect(strip).to_have_count(1)
+        # the blocks survive the page's HTML sanitizer and are drawn, each with its tooltip
+        block = strip.locator("[data-tokens]").last
+        expect(block).to_be_visible()
+        assert (block.bounding_box() or {"width": 0})["width"] > 0
+        assert (block.get_attribute("title") or "").startswith("round")
         expect(page.locator(EXCEPTION)).to_have_count(0)
     assert {label: metric_value(page, label) for label in labels} == before
     assert "/Replay?" in page.url and "budget=12000" in page.url
