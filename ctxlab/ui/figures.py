@@ -20,7 +20,7 @@ from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.provider_usage import UsageComparison
 from ctxlab.replay import Replay
-from ctxlab.strategies.base import Decision
+from ctxlab.strategies.base import Decision, DecisionRuns
 from ctxlab.ui.text import hover_safe
 
 __all__ = [
@@ -187,9 +187,19 @@ def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.n
     if last is not None and last[0] is decisions:
         return last[1]
     ids = chat.ids
-    # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
-    looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
-    codes = np.fromiter(map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids))
+    if isinstance(decisions, DecisionRuns) and decisions.ids is ids:
+        # one code per run, repeated in C: O(runs) Python work whatever the chat's length
+        runs = list(decisions.run_lengths())
+        codes = np.repeat(
+            np.fromiter((_DECISION_CODE[d] for d, _ in runs), dtype=np.int8, count=len(runs)),
+            np.fromiter((n for _, n in runs), dtype=np.int64, count=len(runs)),
+        )
+    else:
+        # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
+        looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
+        codes = np.fromiter(
+            map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids)
+        )
     codes.setflags(write=False)
     held["last"] = (decisions, codes)
     return codes
@@ -378,20 +388,15 @@ def zoom_rounds(
     100,000-message chat trimmed to a realistic budget the sent end is a sliver of the strip;
     the zoom gives it the whole width.
     """
-    starts, n = chat.starts, len(chat.messages)
+    starts = chat.starts
     if not starts:
         return None
-    stops = (*starts[1:], n)
-
-    def sent(k: int) -> bool:
-        return any(
-            decisions.get(chat.messages[i].id, Decision.KEPT) in _SENT
-            for i in range(starts[k], stops[k])
-        )
-
-    first = len(starts)
-    while first > 0 and sent(first - 1):
-        first -= 1
+    codes = decision_codes(chat, decisions)
+    is_sent = np.isin(codes, [c for c, d in enumerate(DECISIONS) if d in _SENT])
+    # whether each round holds a sent message (one pass in C), then the last run of them
+    round_sent = np.logical_or.reduceat(is_sent, np.asarray(starts, dtype=np.int64))
+    unsent = np.flatnonzero(~round_sent)
+    first = int(unsent[-1]) + 1 if len(unsent) else 0
     total = chat.prefix[-1]
     if first == 0 or first == len(starts) or total <= 0:
         return None

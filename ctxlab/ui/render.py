@@ -211,12 +211,12 @@ def zoom_title(first: int, stop: int, share: float) -> str:
 
 def dropped_instructions(counted: CountedChat, result: TrimResult) -> list[int]:
     """Positions of the system/developer messages the result does not send."""
-    decisions = result.decisions
+    codes = figures.decision_codes(counted, result.decisions)
     return [
         i
         for i in counted.instruction_positions()
-        if not decisions.get(counted.messages[i].id, Decision.KEPT).is_sent
-        and decisions.get(counted.messages[i].id) is not Decision.SUMMARIZED
+        if not (decision := figures.DECISIONS[codes[i]]).is_sent
+        and decision is not Decision.SUMMARIZED
     ]
 
 
