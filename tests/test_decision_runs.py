@@ -7,6 +7,8 @@ on generated chats.
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Mapping
 
 import numpy as np
@@ -195,3 +197,14 @@ def test_codes_of_runs_are_read_only_like_the_plain_ones(counter: TokenCounter) 
     codes = figures.decision_codes(chat, runs)
     assert codes.dtype == np.int8
     assert not codes.flags.writeable
+
+
+def test_runs_pickle_and_copy_as_their_dict(counter: TokenCounter) -> None:
+    chat = counter.counted([system("s"), user("q", "u0"), assistant("a", "a0")])
+    result = WindowDrop(budget=1, keep_system=True).apply(chat.messages, counter)
+    assert isinstance(result.decisions, DecisionRuns)
+    plain = dict(result.decisions.items())
+    for copied in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+        assert type(copied.decisions) is dict
+        assert copied.decisions == plain
+        assert copied == result

@@ -232,6 +232,10 @@ class DecisionRuns(Mapping[str, Decision]):
             self._dict.append(dict(zip(self.ids, self.values(), strict=True)))
         return self._dict[0]
 
+    def __reduce__(self) -> tuple[type[dict[str, Decision]], tuple[list[tuple[str, Decision]]]]:
+        """Pickled (and deep-copied) as the equivalent dict: the chat's tables stay behind."""
+        return (dict, (list(self.items()),))
+
     @property
     def get(self) -> Callable[..., Decision | None]:  # type: ignore[override]
         """The equivalent dict's ``get`` (``get(id)``, ``get(id, default)``)."""
