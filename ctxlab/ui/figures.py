@@ -207,6 +207,32 @@ def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.n
     return codes
 
 
+def _code_tables(
+    chat: CountedChat, codes: np.ndarray
+) -> tuple[np.ndarray, Mapping[Decision, np.ndarray]]:
+    """``(changes, decision_prefix)`` of ``codes``: ``changes[i]`` is how many times the
+    decision changes among messages ``0..i`` (a run-length index); ``decision_prefix[d][i]``
+    counts the messages with decision ``d`` among the first ``i`` (decisions present only).
+
+    Kept with the chat for the last ``codes`` array asked about (by identity, as
+    :func:`decision_codes` keeps its arrays), so a map and its zoom share one pass.
+    """
+    held: dict[str, tuple[np.ndarray, np.ndarray, dict[Decision, np.ndarray]]] = chat.derived(
+        "figures.last_code_tables", lambda _: {}
+    )
+    last = held.get("last")
+    if last is not None and last[0] is codes:
+        return last[1], last[2]
+    changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
+    decision_prefix = {
+        d: np.concatenate(([0], np.cumsum(codes == c)))
+        for c, d in enumerate(DECISIONS)
+        if (codes == c).any()
+    }
+    held["last"] = (codes, changes, decision_prefix)
+    return changes, decision_prefix
+
+
 def round_blocks(
     chat: CountedChat,
     decisions: Mapping[str, Decision],
@@ -233,15 +259,9 @@ def round_blocks(
         return []
     codes = decision_codes(chat, decisions)
     starts, stops = tables.starts[lo:hi], tables.stops[lo:hi]
-    # changes[i]: how many times the decision changes among messages 0..i (a run-length index).
-    changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
+    changes, decision_prefix = _code_tables(chat, codes)
     uniform = changes[stops - 1] == changes[starts]
     round_code = np.where(uniform, codes[starts], _MIXED_CODE)
-    decision_prefix = {
-        d: np.concatenate(([0], np.cumsum(codes == c)))
-        for c, d in enumerate(DECISIONS)
-        if (codes == c).any()
-    }
     prefix = chat.prefix
 
     def block(first: int, last: int, code: int) -> RoundBlock:
