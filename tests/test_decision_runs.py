@@ -19,7 +19,13 @@ from hypothesis import strategies as st
 
 from ctxlab.counted import CountedChat
 from ctxlab.model import Message
-from ctxlab.strategies import Decision, TrimResult, WindowDrop, suffix_decisions
+from ctxlab.strategies import (
+    Decision,
+    SlidingWindow,
+    TrimResult,
+    WindowDrop,
+    suffix_decisions,
+)
 from ctxlab.strategies.base import DecisionRuns, round_decisions, run_decisions
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures, render
@@ -208,3 +214,42 @@ def test_runs_pickle_and_copy_as_their_dict(counter: TokenCounter) -> None:
         assert type(copied.decisions) is dict
         assert copied.decisions == plain
         assert copied == result
+
+
+def with_late_system(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The chat with system messages in its middle and at its end (instructions anywhere)."""
+    middle = len(messages) // 2
+    return (
+        *messages[:middle],
+        system("late rule", id="late-sys"),
+        *messages[middle:],
+        system("last rule", id="end-sys"),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    messages=st.one_of(chats(max_turns=8), chats(max_turns=8).map(with_late_system)),
+    window=st.integers(1, 12),
+    trigger=st.one_of(st.none(), st.integers(1, 20)),
+)
+def test_sliding_window_runs_equal_the_dict(
+    counter: TokenCounter,
+    messages: tuple[Message, ...],
+    window: int,
+    trigger: int | None,
+) -> None:
+    strategy = SlidingWindow(window=window, trigger_at=trigger)
+    result = strategy.apply(messages, counter)
+    chat = counter.counted(messages)
+    start = strategy._window_start(chat, len(chat))
+    plain = suffix_decisions(chat.ids, start, before=Decision.DROPPED)
+    plain.update(
+        dict.fromkeys((chat.ids[i] for i in chat.instruction_positions()), Decision.PINNED)
+    )
+    if messages:
+        assert isinstance(result.decisions, DecisionRuns)
+    assert_same_mapping(result.decisions, plain)
+    as_plain = TrimResult(result.messages, plain, result.tokens_before, result.tokens_after)
+    assert result.decision_counts() == as_plain.decision_counts()
+    assert figures.decision_codes(chat, result.decisions).tolist() == plain_codes(chat, plain)
