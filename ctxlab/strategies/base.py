@@ -178,7 +178,7 @@ class ResummarizationGuard:
 class DecisionRuns(Mapping[str, Decision]):
     """A decision for every message of a chat, held as runs in chat order.
 
-    Messages ``ids[stops[k-1]:stops[k]]`` (``stops[-1]`` read as 0) all get ``values[k]``.
+    Messages ``ids[stops[k-1]:stops[k]]`` (from 0 for ``k == 0``) all get ``values_[k]``.
     ``stops`` ascend strictly and end at ``len(ids)``; ``positions`` maps each id to its
     index (the chat's :attr:`CountedChat.positions`; ids are unique). A strategy that cuts the
     chat into a few runs (pinned, dropped, kept) builds this in O(runs) instead of a dict of
