@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
+from typing import Any
+
 from chatgen import assistant, system, user
 
+from ctxlab.catalog import get_model
 from ctxlab.model import Message
 from ctxlab.strategies import Decision, build_strategy
 from ctxlab.tokens import TokenCounter
@@ -85,3 +90,53 @@ def test_maps_given_one_range_share_their_axis(counter: TokenCounter) -> None:
         assert fig.layout.xaxis.autorange is False
     default = figures.round_map_figure(counted, {m.id: Decision.KEPT for m in messages})
     assert default.layout.xaxis.range is None
+
+
+def _bars(traces: Sequence[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (t.name, t.legendgroup, tuple(t.x), tuple(t.base), tuple(t.customdata), t.marker.color)
+        for t in traces
+    ]
+
+
+def test_the_zoom_figure_holds_both_strips_in_one_chart(counter: TokenCounter) -> None:
+    messages = long_chat(2_000)
+    counted = counter.counted(messages)
+    strategy = build_strategy("window-drop", {"budget": 2_000})
+    result = strategy.apply(messages, counter)
+    zoom = figures.zoom_rounds(counted, result.decisions)
+    assert zoom is not None
+    explain = functools.partial(strategy.explain_round, counted, result)
+    common: dict[str, Any] = {
+        "explain": explain,
+        "budget": 2_000,
+        "window": get_model("gpt-4o"),
+        "overhead": 40,
+        "overhead_parts": (("search", 40),),
+    }
+    fig = figures.round_map_zoom_figure(counted, result.decisions, zoom, title="Map", **common)
+    top = figures.round_map_figure(counted, result.decisions, **common)
+    low = figures.round_map_figure(counted, result.decisions, rounds=zoom, **common)
+    upper = [t for t in fig.data if t.xaxis in (None, "x")]
+    lower = [t for t in fig.data if t.xaxis == "x2"]
+    assert len(upper) + len(lower) == len(fig.data)
+    # the same bars and hovers as the two figures; the lower strip adds no legend entries
+    assert _bars(upper) == _bars(top.data)
+    assert _bars(lower) == _bars(low.data)
+    assert all(t.yaxis == "y2" and t.showlegend is False for t in lower)
+    assert {t.legendgroup for t in lower} <= {t.legendgroup for t in upper}
+    # the budget and window lines of both, each on its own strip
+    shapes = [(s.x0, s.xref, s.yref) for s in fig.layout.shapes]
+    assert shapes == [
+        *((s.x0, "x", "y domain") for s in top.layout.shapes),
+        *((s.x0, "x2", "y2 domain") for s in low.layout.shapes),
+    ]
+    notes = [(a.text, a.x, a.xref) for a in fig.layout.annotations]
+    assert notes == [
+        *((a.text, a.x, "x") for a in top.layout.annotations),
+        *((a.text, a.x, "x2") for a in low.layout.annotations),
+    ]
+    # the upper strip above the lower one, not overlapping
+    assert fig.layout.yaxis.domain[0] > fig.layout.yaxis2.domain[1]
+    assert fig.layout.xaxis2.anchor == "y2"
+    assert fig.layout.title.text == "Map"

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ctxlab.counted import CountedChat
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Decision",
+    "DecisionRuns",
     "EditSites",
     "ParamSpec",
     "Projection",
@@ -38,6 +41,7 @@ __all__ = [
     "param",
     "reasons_for",
     "round_decisions",
+    "run_decisions",
     "suffix_decisions",
     "suggested_for",
     "token_default",
@@ -170,6 +174,117 @@ class ResummarizationGuard:
     changes: dict[str, int]  # parameter name -> suggested value; empty when nothing fires
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class DecisionRuns(Mapping[str, Decision]):
+    """A decision for every message of a chat, held as runs in chat order.
+
+    Messages ``ids[stops[k-1]:stops[k]]`` (from 0 for ``k == 0``) all get ``values_[k]``.
+    ``stops`` ascend strictly and end at ``len(ids)``; ``positions`` maps each id to its
+    index (the chat's :attr:`CountedChat.positions`; ids are unique). A strategy that cuts the
+    chat into a few runs (pinned, dropped, kept) builds this in O(runs) instead of a dict of
+    every id; as a ``Mapping`` it equals that dict (same keys in chat order, same values).
+
+    Readers that work per run (:meth:`run_lengths`, :meth:`TrimResult.decision_counts`, the
+    UI's decision codes) stay O(runs). ``get`` is the C-speed ``get`` of the equivalent
+    dict, built on first use and kept: bulk readers (``map(decisions.get, ids)``) cost what
+    they cost on a dict. One ``[id]`` lookup is a binary search over the runs.
+    """
+
+    ids: Sequence[str]
+    positions: Mapping[str, int]
+    stops: tuple[int, ...]
+    values_: tuple[Decision, ...]
+    _dict: list[dict[str, Decision]] = field(default_factory=list, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.stops) != len(self.values_):
+            raise ValueError("one decision per run")
+        if any(b <= a for a, b in zip((0, *self.stops), self.stops, strict=False)):
+            raise ValueError("runs must be non-empty and ascending")
+        if (self.stops[-1] if self.stops else 0) != len(self.ids):
+            raise ValueError("runs must cover every id")
+
+    def __getitem__(self, key: str) -> Decision:
+        return self.values_[bisect_right(self.stops, self.positions[key])]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.positions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def run_lengths(self) -> Iterator[tuple[Decision, int]]:
+        """``(decision, messages)`` of each run, in chat order."""
+        return zip(self.values_, map(int.__sub__, self.stops, (0, *self.stops)), strict=True)
+
+    def values(self) -> ValuesView[Decision]:
+        return _RunValues(self)
+
+    def items(self) -> ItemsView[str, Decision]:
+        return _RunItems(self)
+
+    def as_dict(self) -> dict[str, Decision]:
+        """The equivalent plain dict (built once, then shared: callers must not modify it)."""
+        if not self._dict:
+            self._dict.append(dict(zip(self.ids, self.values(), strict=True)))
+        return self._dict[0]
+
+    def __reduce__(self) -> tuple[type[dict[str, Decision]], tuple[list[tuple[str, Decision]]]]:
+        """Pickled (and deep-copied) as the equivalent dict: the chat's tables stay behind."""
+        return (dict, (list(self.items()),))
+
+    @property
+    def get(self) -> Callable[..., Decision | None]:  # type: ignore[override]
+        """The equivalent dict's ``get`` (``get(id)``, ``get(id, default)``)."""
+        return self.as_dict().get
+
+
+class _RunValues(ValuesView[Decision]):
+    _mapping: DecisionRuns
+
+    def __iter__(self) -> Iterator[Decision]:
+        runs = self._mapping.run_lengths()
+        return chain.from_iterable(repeat(d, n) for d, n in runs)
+
+
+class _RunItems(ItemsView[str, Decision]):
+    _mapping: DecisionRuns
+
+    def __iter__(self) -> Iterator[tuple[str, Decision]]:
+        return zip(self._mapping.ids, self._mapping.values(), strict=True)
+
+
+def run_decisions(
+    chat: CountedChat, runs: Sequence[tuple[int, Decision]]
+) -> Mapping[str, Decision]:
+    """The decisions of ``chat``'s messages given as ``(stop, decision)`` runs in chat order
+    (empty runs are skipped; the last stop must be ``len(chat)``): a :class:`DecisionRuns`,
+    or a plain dict when the chat repeats an id (then the later message's decision wins,
+    as when the dict is built id by id)."""
+    ids, positions = chat.ids, chat.positions
+    stops: list[int] = []
+    values: list[Decision] = []
+    start = 0
+    for stop, decision in runs:
+        if stop <= start:
+            continue
+        if values and values[-1] is decision:
+            stops[-1] = stop
+        else:
+            stops.append(stop)
+            values.append(decision)
+        start = stop
+    if start != len(ids):
+        raise ValueError(f"runs end at {start}, the chat has {len(ids)} messages")
+    out = DecisionRuns(ids, positions, tuple(stops), tuple(values))
+    if len(positions) != len(ids):
+        return dict(out.items())
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class TrimResult:
     """The outcome of one strategy call.
@@ -205,7 +320,13 @@ class TrimResult:
         """How many input messages got each decision (every decision present, maybe 0)."""
         # list.count compares by identity first, in C: a loop here hashes every Enum member
         # in Python (13 ms on a 100,000-message result, on every Playground rerun).
-        values = list(self.decisions.values())
+        decisions = self.decisions
+        if isinstance(decisions, DecisionRuns):
+            counts = dict.fromkeys(Decision, 0)
+            for decision, n in decisions.run_lengths():
+                counts[decision] += n
+            return counts
+        values = list(decisions.values())
         return {decision: values.count(decision) for decision in Decision}
 
 
@@ -273,6 +394,15 @@ def round_decisions(chat: CountedChat, result: TrimResult, index: int) -> dict[D
     stop = chat.starts[index + 1] if index + 1 < len(chat.starts) else len(chat)
     out: dict[Decision, int] = {}
     decisions = result.decisions
+    if isinstance(decisions, DecisionRuns) and decisions.ids is chat.ids:
+        # the runs' overlaps with [start, stop), in chat order: O(runs)
+        low = 0
+        for decision, n in decisions.run_lengths():
+            high = low + n
+            if min(high, stop) > max(low, start):
+                out[decision] = out.get(decision, 0) + min(high, stop) - max(low, start)
+            low = high
+        return out
     for message_id in chat.ids[start:stop]:
         decision = decisions.get(message_id, Decision.KEPT)
         out[decision] = out.get(decision, 0) + 1

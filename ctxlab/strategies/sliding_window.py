@@ -21,7 +21,7 @@ from ctxlab.strategies.base import (
     check_params,
     param,
     reasons_for,
-    suffix_decisions,
+    run_decisions,
 )
 
 if TYPE_CHECKING:
@@ -108,10 +108,9 @@ class SlidingWindow(Strategy):
         chat = counter.counted(messages)
         n = len(chat)
         start = self._window_start(chat, n)
-        ids = chat.ids
-        decisions = suffix_decisions(ids, start, before=Decision.DROPPED)
         pinned = chat.instruction_positions()
-        decisions.update(dict.fromkeys((ids[i] for i in pinned), Decision.PINNED))
+        # runs, not a dict of every id: O(system messages) per click whatever the chat's length
+        decisions = run_decisions(chat, _window_runs(n, start, pinned))
         early_pinned = [chat.messages[i] for i in pinned if i < start]
         return TrimResult(
             messages=(*early_pinned, *chat.messages[start:]),
@@ -163,3 +162,22 @@ class SlidingWindow(Strategy):
         # Counts messages, not tokens: the model's window does not change the suggestion.
         non_system = len(chat) - chat.instruction_prefix()[0][len(chat)]
         return cls(window=max(min(20, non_system // 2), 1))
+
+
+def _window_runs(n: int, start: int, pinned: Sequence[int]) -> list[tuple[int, Decision]]:
+    """``(stop, decision)`` runs of :meth:`SlidingWindow.apply`: the messages at ``pinned``
+    positions are pinned, the others before ``start`` dropped and from ``start`` on kept."""
+    marks = {p for p in pinned if 0 <= p < n}
+    bounds = sorted({start, n, *marks, *(p + 1 for p in marks)} - {0})
+    runs: list[tuple[int, Decision]] = []
+    low = 0
+    for stop in bounds:
+        if stop > n:
+            break
+        if low in marks:
+            decision = Decision.PINNED
+        else:
+            decision = Decision.DROPPED if low < start else Decision.KEPT
+        runs.append((stop, decision))
+        low = stop
+    return runs

@@ -8,6 +8,7 @@ line never holds more than :data:`MAX_POINTS` points. Chat text reaches a figure
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -20,7 +21,7 @@ from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.provider_usage import UsageComparison
 from ctxlab.replay import Replay
-from ctxlab.strategies.base import Decision
+from ctxlab.strategies.base import Decision, DecisionRuns
 from ctxlab.ui.text import hover_safe
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "replay_tokens_figure",
     "round_blocks",
     "round_map_figure",
+    "round_map_zoom_figure",
     "sample_points",
     "session_cost_figure",
     "tail_lines",
@@ -187,12 +189,48 @@ def decision_codes(chat: CountedChat, decisions: Mapping[str, Decision]) -> np.n
     if last is not None and last[0] is decisions:
         return last[1]
     ids = chat.ids
-    # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
-    looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
-    codes = np.fromiter(map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids))
+    if isinstance(decisions, DecisionRuns) and decisions.ids is ids:
+        # one code per run, repeated in C: O(runs) Python work whatever the chat's length
+        runs = list(decisions.run_lengths())
+        codes = np.repeat(
+            np.fromiter((_DECISION_CODE[d] for d, _ in runs), dtype=np.int8, count=len(runs)),
+            np.fromiter((n for _, n in runs), dtype=np.int64, count=len(runs)),
+        )
+    else:
+        # map() keeps the per-message work in C: this runs on every rerun over the whole chat.
+        looked_up = map(decisions.get, ids, repeat(Decision.KEPT, len(ids)))
+        codes = np.fromiter(
+            map(_DECISION_CODE.__getitem__, looked_up), dtype=np.int8, count=len(ids)
+        )
     codes.setflags(write=False)
     held["last"] = (decisions, codes)
     return codes
+
+
+def _code_tables(
+    chat: CountedChat, codes: np.ndarray
+) -> tuple[np.ndarray, Mapping[Decision, np.ndarray]]:
+    """``(changes, decision_prefix)`` of ``codes``: ``changes[i]`` is how many times the
+    decision changes among messages ``0..i`` (a run-length index); ``decision_prefix[d][i]``
+    counts the messages with decision ``d`` among the first ``i`` (decisions present only).
+
+    Kept with the chat for the last ``codes`` array asked about (by identity, as
+    :func:`decision_codes` keeps its arrays), so a map and its zoom share one pass.
+    """
+    held: dict[str, tuple[np.ndarray, np.ndarray, dict[Decision, np.ndarray]]] = chat.derived(
+        "figures.last_code_tables", lambda _: {}
+    )
+    last = held.get("last")
+    if last is not None and last[0] is codes:
+        return last[1], last[2]
+    changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
+    decision_prefix = {
+        d: np.concatenate(([0], np.cumsum(codes == c)))
+        for c, d in enumerate(DECISIONS)
+        if (codes == c).any()
+    }
+    held["last"] = (codes, changes, decision_prefix)
+    return changes, decision_prefix
 
 
 def round_blocks(
@@ -221,15 +259,9 @@ def round_blocks(
         return []
     codes = decision_codes(chat, decisions)
     starts, stops = tables.starts[lo:hi], tables.stops[lo:hi]
-    # changes[i]: how many times the decision changes among messages 0..i (a run-length index).
-    changes = np.concatenate(([0], np.cumsum(codes[1:] != codes[:-1])))
+    changes, decision_prefix = _code_tables(chat, codes)
     uniform = changes[stops - 1] == changes[starts]
     round_code = np.where(uniform, codes[starts], _MIXED_CODE)
-    decision_prefix = {
-        d: np.concatenate(([0], np.cumsum(codes == c)))
-        for c, d in enumerate(DECISIONS)
-        if (codes == c).any()
-    }
     prefix = chat.prefix
 
     def block(first: int, last: int, code: int) -> RoundBlock:
@@ -311,15 +343,28 @@ TailLine = tuple[int, str, str, str]
 """``(size, label, colour, dash)``: a line where the newest ``size`` tokens begin."""
 
 
-def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine]) -> None:
+def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine], axis: str = "") -> None:
     """Vertical lines on a round map of ``total`` tokens where the newest ``size`` tokens of
     each line begin, labelled just above the strip (left of the line, or right of it at 0).
 
     The shapes and annotations are those ``fig.add_vline`` makes (the label anchored at its
     bottom instead, so it covers no block), written in one layout update: ``add_vline`` costs
-    about 30 ms a line, a fixed cost on every click.
+    about 30 ms a line, a fixed cost on every click. ``axis`` names the strip's axes in a
+    figure of several (``"2"``: ``x2`` / ``y2``).
     """
-    shapes, notes = [], []
+    shapes, notes = _tail_marks(total, lines, axis)
+    if shapes:
+        fig.update_layout(
+            shapes=[*fig.layout.shapes, *shapes], annotations=[*fig.layout.annotations, *notes]
+        )
+
+
+def _tail_marks(
+    total: int, lines: Sequence[TailLine], axis: str = ""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The shapes and annotations of :func:`add_tail_lines`."""
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     for size, text, colour, dash in lines:
         x = max(total - size, 0)
         shapes.append(
@@ -327,10 +372,10 @@ def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine]) -> Non
                 "type": "line",
                 "x0": x,
                 "x1": x,
-                "xref": "x",
+                "xref": f"x{axis}",
                 "y0": 0,
                 "y1": 1,
-                "yref": "y domain",
+                "yref": f"y{axis} domain",
                 "line": {"color": colour, "dash": dash, "width": 2},
             }
         )
@@ -338,9 +383,9 @@ def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine]) -> Non
             {
                 "text": text,
                 "x": x,
-                "xref": "x",
+                "xref": f"x{axis}",
                 "y": 1,
-                "yref": "y domain",
+                "yref": f"y{axis} domain",
                 "xanchor": "right" if total > size else "left",
                 # above the strip, where it covers no block
                 "yanchor": "bottom",
@@ -348,10 +393,7 @@ def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine]) -> Non
                 "font": {"size": FONT_SIZE},
             }
         )
-    if shapes:
-        fig.update_layout(
-            shapes=[*fig.layout.shapes, *shapes], annotations=[*fig.layout.annotations, *notes]
-        )
+    return shapes, notes
 
 
 def tail_lines(budget: int | None, window: ModelInfo | None, overhead: int) -> list[TailLine]:
@@ -378,20 +420,15 @@ def zoom_rounds(
     100,000-message chat trimmed to a realistic budget the sent end is a sliver of the strip;
     the zoom gives it the whole width.
     """
-    starts, n = chat.starts, len(chat.messages)
+    starts = chat.starts
     if not starts:
         return None
-    stops = (*starts[1:], n)
-
-    def sent(k: int) -> bool:
-        return any(
-            decisions.get(chat.messages[i].id, Decision.KEPT) in _SENT
-            for i in range(starts[k], stops[k])
-        )
-
-    first = len(starts)
-    while first > 0 and sent(first - 1):
-        first -= 1
+    codes = decision_codes(chat, decisions)
+    is_sent = np.isin(codes, [c for c, d in enumerate(DECISIONS) if d in _SENT])
+    # whether each round holds a sent message (one pass in C), then the last run of them
+    round_sent = np.logical_or.reduceat(is_sent, np.asarray(starts, dtype=np.int64))
+    unsent = np.flatnonzero(~round_sent)
+    first = int(unsent[-1]) + 1 if len(unsent) else 0
     total = chat.prefix[-1]
     if first == 0 or first == len(starts) or total <= 0:
         return None
@@ -446,8 +483,131 @@ def round_map_figure(
         overhead_parts: ``(name, tokens)`` listed in the block's hover (e.g. per tool).
         overhead_label: the block's legend entry and hover title.
     """
+    bars, end = _strip_bars(
+        chat,
+        decisions,
+        max_blocks=max_blocks,
+        explain=explain,
+        rounds=rounds,
+        overhead=overhead,
+        overhead_parts=overhead_parts,
+        overhead_label=overhead_label,
+    )
+    fixed = max(overhead, 0)
+    shapes, notes = _tail_marks(end, tail_lines(budget, window, fixed))
+    xaxis: dict[str, Any] = {"title": {"text": AXIS_TITLE}}
+    if x_range is not None:
+        low = x_range[0] - fixed if fixed and rounds is None else x_range[0]
+        xaxis.update(range=[low, x_range[1]], autorange=False)
+    layout = _strip_layout(title, height + 80)
+    layout.update(xaxis=xaxis, yaxis={"visible": False}, shapes=shapes, annotations=notes)
+    # The legend goes under the strip: above it, long entries wrap into the title.
+    layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0}
+    return go.Figure(data=bars, layout=layout)
+
+
+AXIS_TITLE = "tokens (cumulative, oldest → newest)"
+ZOOM_GAP_PX = 110
+"""Pixels between the two strips of :func:`round_map_zoom_figure`: the upper strip's axis
+title and ticks, and the lower strip's line labels."""
+
+
+def round_map_zoom_figure(
+    chat: CountedChat,
+    decisions: Mapping[str, Decision],
+    zoom: tuple[int, int],
+    *,
+    title: str | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    height: int = 190,
+    explain: Callable[[int], str] | None = None,
+    budget: int | None = None,
+    window: ModelInfo | None = None,
+    x_range: tuple[float, float] | None = None,
+    overhead: int = 0,
+    overhead_parts: Sequence[tuple[str, int]] = (),
+    overhead_label: str = OVERHEAD_LABEL,
+) -> go.Figure:
+    """The round map (the upper strip, as :func:`round_map_figure` draws it) and its zoom on
+    rounds ``zoom`` (the lower strip, as ``round_map_figure(..., rounds=zoom)`` draws it) in
+    one figure: one chart for the browser to draw on every click instead of two.
+
+    Both strips hold the same bars, hovers and budget/window lines as the two figures; the
+    zoom's bars share the upper strip's legend entries (clicking one hides both).
+    """
+    fixed = max(overhead, 0)
+    lines = tail_lines(budget, window, fixed)
+    strip = functools.partial(
+        _strip_bars,
+        chat,
+        decisions,
+        max_blocks=max_blocks,
+        explain=explain,
+        overhead=overhead,
+        overhead_parts=overhead_parts,
+        overhead_label=overhead_label,
+    )
+    top, top_end = strip(rounds=None)
+    low, low_end = strip(rounds=zoom, axis="2")
+    shapes, notes = _tail_marks(top_end, lines)
+    zoom_shapes, zoom_notes = _tail_marks(low_end, lines, "2")
+    total = 2 * height + 100
+    margin_top = 60 if title else 20
+    area = total - margin_top - 100
+    share = max((area - ZOOM_GAP_PX) / 2 / area, 0.1)
+    xaxis: dict[str, Any] = {"title": {"text": AXIS_TITLE}, "anchor": "y"}
+    if x_range is not None:
+        xaxis.update(range=[x_range[0] - fixed if fixed else x_range[0], x_range[1]])
+        xaxis["autorange"] = False
+    layout = _strip_layout(title, total)
+    layout.update(
+        xaxis=xaxis,
+        yaxis={"visible": False, "domain": [1 - share, 1]},
+        xaxis2={"anchor": "y2"},
+        yaxis2={"visible": False, "domain": [0, share]},
+        shapes=[*shapes, *zoom_shapes],
+        annotations=[*notes, *zoom_notes],
+    )
+    layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -45 / area, "x": 0}
+    return go.Figure(data=[*top, *low], layout=layout)
+
+
+def _strip_layout(title: str | None, height: int) -> dict[str, Any]:
+    """A round map's layout (:func:`_layout`'s, legend and margins under the strip), as one
+    dict: each ``update_layout`` validates the whole layout again, a fixed cost per click."""
+    layout: dict[str, Any] = {
+        "barmode": "overlay",
+        "bargap": 0.15,
+        "height": height,
+        "font": {"size": FONT_SIZE},
+        "hoverlabel": {"font": {"size": FONT_SIZE}},
+        "margin": {"l": 20, "r": 20, "t": 60 if title else 20, "b": 100},
+    }
+    if title is not None:
+        layout["title"] = {"text": title}
+    return layout
+
+
+def _strip_bars(
+    chat: CountedChat,
+    decisions: Mapping[str, Decision],
+    *,
+    max_blocks: int,
+    explain: Callable[[int], str] | None,
+    rounds: tuple[int, int] | None,
+    overhead: int,
+    overhead_parts: Sequence[tuple[str, int]],
+    overhead_label: str,
+    axis: str = "",
+) -> tuple[list[go.Bar], int]:
+    """The bars of one round map strip (see :func:`round_map_figure`) and where its last
+    block ends (tokens). ``axis`` puts them on another strip's axes (``"2"``: ``x2`` / ``y2``),
+    where they share the first strip's legend entries instead of adding their own."""
     blocks = round_blocks(chat, decisions, max_blocks, rounds=rounds)
-    fig = go.Figure()
+    placed: dict[str, Any] = (
+        {"xaxis": f"x{axis}", "yaxis": f"y{axis}", "showlegend": False} if axis else {}
+    )
+    bars: list[go.Bar] = []
     offsets: list[int] = []
     x = chat.prefix[blocks[0].start] if blocks and rounds is not None else 0
     for block in blocks:
@@ -457,7 +617,7 @@ def round_map_figure(
         picked = [(b, o) for b, o in zip(blocks, offsets, strict=True) if b.decision == decision]
         if not picked:
             continue
-        fig.add_trace(
+        bars.append(
             go.Bar(
                 name=DECISION_LEGEND[decision],
                 legendgroup=decision,
@@ -468,10 +628,11 @@ def round_map_figure(
                 marker={"color": colour, "line": {"color": "white", "width": 1}},
                 customdata=[_hover(b, explain(b.last) if explain else None) for b, _ in picked],
                 hovertemplate="%{customdata}<extra></extra>",
+                **placed,
             )
         )
     if overhead > 0 and rounds is None:
-        fig.add_trace(
+        bars.append(
             go.Bar(
                 name=overhead_label,
                 legendgroup="overhead",
@@ -482,24 +643,10 @@ def round_map_figure(
                 marker={"color": OVERHEAD_COLOUR, "line": {"color": "white", "width": 1}},
                 customdata=[_overhead_hover(overhead_label, overhead, overhead_parts)],
                 hovertemplate="%{customdata}<extra></extra>",
+                **placed,
             )
         )
-    fig.update_layout(barmode="overlay", bargap=0.15)
-    fig.update_yaxes(visible=False)
-    fig.update_xaxes(title_text="tokens (cumulative, oldest → newest)")
-    fixed = max(overhead, 0)
-    add_tail_lines(fig, x, tail_lines(budget, window, fixed))
-    if x_range is not None:
-        low = x_range[0] - fixed if fixed and rounds is None else x_range[0]
-        fig.update_xaxes(range=[low, x_range[1]], autorange=False)
-    _layout(fig, title=title, height=height)
-    # The legend goes under the strip: above it, long entries wrap into the title.
-    fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0},
-        margin={"b": 100},
-        height=height + 80,
-    )
-    return fig
+    return bars, x
 
 
 def sample_points(n: int, limit: int = MAX_POINTS) -> list[int]:

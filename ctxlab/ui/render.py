@@ -137,43 +137,47 @@ def render_round_map(
     With ``strategy``, each block's hover says why it got its decision. ``x_range`` fixes the
     axis (Compare gives every configuration the chat's tokens, so the maps line up). The zoom
     (:func:`ctxlab.ui.figures.zoom_rounds`) is what makes a 100,000-message chat at a realistic
-    budget readable: its kept rounds get the full width.
+    budget readable: its kept rounds get the full width, in a lower strip of the same chart.
     """
     explain = None
     if strategy is not None:
         explain = functools.partial(strategy.explain_round, counted, result)
-    fig = figures.round_map_figure(
-        counted,
-        result.decisions,
-        title=title,
-        explain=explain,
-        budget=budget,
-        window=window,
-        x_range=x_range,
-        overhead=tools.tokens if tools is not None else 0,
-        overhead_parts=tools.per_tool if tools is not None else (),
-    )
-    st.plotly_chart(fig, key=key, width="stretch")
+    overhead = tools.tokens if tools is not None else 0
+    parts = tools.per_tool if tools is not None else ()
     zoom = figures.zoom_rounds(counted, result.decisions)
     if zoom is None:
-        return
-    first, stop = zoom
-    share = (counted.prefix[-1] - counted.prefix[counted.starts[first]]) / counted.prefix[-1]
-    # A caption, not a figure title: in a narrow column a title and the legend collide.
-    st.caption(zoom_title(first, stop, share))
-    st.plotly_chart(
-        figures.round_map_figure(
+        fig = figures.round_map_figure(
             counted,
             result.decisions,
-            rounds=zoom,
+            title=title,
             explain=explain,
             budget=budget,
             window=window,
-            overhead=tools.tokens if tools is not None else 0,
-        ),
-        key=f"{key}-zoom",
-        width="stretch",
-    )
+            x_range=x_range,
+            overhead=overhead,
+            overhead_parts=parts,
+        )
+    else:
+        # One chart holding both strips: the browser redraws one chart per click, not two.
+        fig = figures.round_map_zoom_figure(
+            counted,
+            result.decisions,
+            zoom,
+            title=title,
+            explain=explain,
+            budget=budget,
+            window=window,
+            x_range=x_range,
+            overhead=overhead,
+            overhead_parts=parts,
+        )
+    st.plotly_chart(fig, key=key, width="stretch")
+    if zoom is not None:
+        first, stop = zoom
+        total = counted.prefix[-1]
+        share = (total - counted.prefix[counted.starts[first]]) / total
+        # A caption, not a figure title: in a narrow column a title and the legend collide.
+        st.caption(f"{zoom_title(first, stop, share)} (the lower strip)")
 
 
 def tool_frame(tools: ToolOverhead) -> pd.DataFrame:
@@ -211,12 +215,12 @@ def zoom_title(first: int, stop: int, share: float) -> str:
 
 def dropped_instructions(counted: CountedChat, result: TrimResult) -> list[int]:
     """Positions of the system/developer messages the result does not send."""
-    decisions = result.decisions
+    codes = figures.decision_codes(counted, result.decisions)
     return [
         i
         for i in counted.instruction_positions()
-        if not decisions.get(counted.messages[i].id, Decision.KEPT).is_sent
-        and decisions.get(counted.messages[i].id) is not Decision.SUMMARIZED
+        if not (decision := figures.DECISIONS[codes[i]]).is_sent
+        and decision is not Decision.SUMMARIZED
     ]
 
 
