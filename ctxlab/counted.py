@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -54,6 +54,33 @@ def wait_for_prefetch(timeout: float | None = None) -> bool:
         except Exception:  # the error is raised to whoever asks for the table
             continue
     return True
+
+
+class _PrefixPositions(Mapping[str, int]):
+    """Message id -> index for the first ``len(ids)`` messages of a chat whose ids are unique:
+    the chat's own positions, read only below that length (a head's, without a new dict)."""
+
+    __slots__ = ("_all", "_ids")
+
+    def __init__(self, positions: Mapping[str, int], ids: tuple[str, ...]) -> None:
+        self._all = positions
+        self._ids = ids
+
+    def __getitem__(self, key: str) -> int:
+        index = self._all[key]
+        if index >= len(self._ids):
+            raise KeyError(key)
+        return index
+
+    def __contains__(self, key: object) -> bool:
+        index = self._all.get(key)  # type: ignore[call-overload]
+        return index is not None and index < len(self._ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -206,9 +233,14 @@ class CountedChat:
             ("_pending", {}),
         ):
             object.__setattr__(head, name, value)
-        ids = self._derived.get("ids")
-        if ids is not None:
-            head._derived["ids"] = ids[:n]
+        # A replay asks for the head of a long chat at every turn a user scrubs to, and builds
+        # its decisions from the head's ids and positions: slices and views of the chat's own,
+        # each built once per chat, instead of a tuple and a dict of n ids per head.
+        ids = self.ids[:n]
+        head._derived["ids"] = ids
+        positions = self.positions
+        if len(positions) == len(self.messages):  # unique ids: a position is the same in both
+            head._derived["positions"] = _PrefixPositions(positions, ids)
         return head
 
     def round_start_prefix(self) -> tuple[int, ...]:

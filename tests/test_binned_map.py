@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from ctxlab.model import Message
 from ctxlab.strategies import Decision
+from ctxlab.strategies.base import DecisionRuns, run_decisions
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui.binned_map import (
     ORDER,
@@ -108,3 +109,20 @@ def test_tool_definitions_are_a_block_before_the_first_range(counter: TokenCount
     assert (list(block.x), list(block.base)) == ([70], [-70])
     assert list(fig.layout.xaxis.range) == [-70.0, float(counted.prefix[-1])]
     assert OVERHEAD_LABEL not in {t.name for t in binned_map_figure(bins).data}
+
+
+@settings(max_examples=40)
+@given(chat=chats(min_turns=1, max_turns=8), data=st.data())
+def test_decisions_given_as_runs_code_as_the_plain_mapping(
+    chat: tuple[Message, ...], data: st.DataObject, counter: TokenCounter
+) -> None:
+    counted = counter.counted(chat)
+    stop = data.draw(st.integers(0, len(chat)))
+    head = counted.head(stop)
+    cuts = sorted(data.draw(st.lists(st.integers(0, stop), max_size=4)))
+    picked = data.draw(st.lists(st.sampled_from(list(Decision)), min_size=5, max_size=5))
+    runs = run_decisions(head, [*zip(cuts, picked, strict=False), (stop, picked[-1])])
+    assert isinstance(runs, DecisionRuns)
+    plain = dict(runs.items())
+    # the runs of a head (its ids a slice of the chat's, equal but not the same tuple)
+    assert decision_codes(counted, runs, stop) == decision_codes(counted, plain, stop)

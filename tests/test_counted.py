@@ -114,6 +114,21 @@ def test_a_head_equals_counting_the_prefix_afresh(kinds: list[str], data: st.Dat
         fresh.total,
     )
     assert head.ids == fresh.ids
+    # a view of the whole chat's positions, read below n: the same mapping as a fresh dict
+    assert dict(head.positions) == dict(fresh.positions)
+    for m in chat:
+        assert (m.id in head.positions) == (m.id in fresh.positions)
+        assert head.positions.get(m.id) == fresh.positions.get(m.id)
+    assert len(head.positions) == len(fresh.positions)
+
+
+def test_a_head_of_a_chat_that_repeats_an_id_builds_its_own_positions() -> None:
+    chat = _messy_chat(["user", "assistant", "user", "assistant"])
+    chat = (*chat[:3], Message(Role.ASSISTANT, "again", chat[0].id))  # the first id, repeated
+    counted = get_counter("gpt-4o").counted(chat)
+    head = counted.head(2)
+    assert dict(head.positions) == {chat[0].id: 0, chat[1].id: 1}
+    assert counted.positions[chat[0].id] == 3  # the whole chat's: the later message
 
 
 def test_a_head_keeps_the_round_a_later_tool_result_withdraws() -> None:

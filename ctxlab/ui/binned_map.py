@@ -15,14 +15,14 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise, repeat
+from itertools import chain, pairwise, repeat
 
 import numpy as np
 import plotly.graph_objects as go
 
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
-from ctxlab.strategies.base import Decision
+from ctxlab.strategies.base import Decision, DecisionRuns
 from ctxlab.ui.figures import (
     DECISION_COLOURS,
     DECISION_LEGEND,
@@ -95,6 +95,10 @@ def decision_codes(
     """The code (index in :data:`ORDER`) of each of the first ``stop`` messages' decision;
     a message ``decisions`` does not name gets ``missing``."""
     ids = chat.ids if stop is None else chat.ids[:stop]
+    if isinstance(decisions, DecisionRuns) and (decisions.ids is ids or decisions.ids == ids):
+        # A decision per run, repeated: O(runs) Python work (a scrubber step asks about the
+        # head of a long chat, whose decisions a window drop gives as runs).
+        return list(chain.from_iterable(repeat(_CODE[d], n) for d, n in decisions.run_lengths()))
     # map() keeps the per-message work in C: a scrubber step runs this over a long prefix.
     return list(map(_CODE.__getitem__, map(decisions.get, ids, repeat(missing, len(ids)))))
 
