@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_support import PLAYGROUND, ROOT, page, param_widget, sample_names
+from app_support import PLAYGROUND, ROOT, page, param_widget, sample_names, strip_of
 from streamlit.testing.v1 import AppTest
 
 from ctxlab.samples import sample_path
@@ -155,8 +155,10 @@ def test_replay_shows_cache_chart_compactions_lineage_and_the_guard() -> None:
     )
     at.run()
     assert not at.exception
-    charts = [c for c in at.get("plotly_chart")]
-    assert len(charts) >= 4
+    charts = {c.key for c in at.get("plotly_chart")}
+    assert {"replay-tokens", "replay-cost", "replay-cache"} <= charts
+    caption, drawn = strip_of(at, "Round map at turn")  # the map at the turn: an HTML strip
+    assert caption.startswith("Round map at turn") and sum(drawn.values()) > 0
     assert any(m.label == "Cache breaks" for m in at.metric)
     table = next(d.value for d in at.dataframe if "retention %" in d.value.columns)
     assert len(table) >= 1
