@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from app_support import page, param_widget, sample_names
 
@@ -59,3 +62,31 @@ def test_replay_shows_the_untrimmed_baseline_with_prompt_cache() -> None:
     assert labels["Session cost (untrimmed, with prompt cache)"].startswith("$")
     chart = next(c for c in at.get("plotly_chart") if "Cumulative cost" in c.proto.spec)
     assert "untrimmed, with prompt cache" in chart.proto.spec
+
+
+def _tokens_chart(at: Any) -> dict[str, Any]:
+    chart = next(c for c in at.get("plotly_chart") if c.key == "replay-tokens")
+    spec: dict[str, Any] = json.loads(chart.proto.spec)
+    return spec
+
+
+def test_a_step_keeps_the_tokens_charts_data_revision_and_a_new_replay_changes_it() -> None:
+    """The browser's Plotly redraws only what a revision says changed: a step (same data, the
+    turn line moved) keeps it; a new replay (new data) must not, or the old series would stay."""
+    at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy="window-drop", budget="2000")
+    at.run()
+    first = _tokens_chart(at)
+    revision = first["layout"]["datarevision"]
+    scrubber = at.slider(key="replay-turn")
+    turn = max(scrubber.min, scrubber.value - 1)
+    scrubber.set_value(turn).run()
+    stepped = _tokens_chart(at)
+    assert stepped["layout"]["datarevision"] == revision
+    assert stepped["data"] == first["data"]
+    lines = [s for s in stepped["layout"]["shapes"] if s["yref"] == "y domain"]
+    assert [line["x0"] for line in lines] == [turn]
+    param_widget(at, "budget").set_value(1000).run()
+    assert not at.exception
+    rebuilt = _tokens_chart(at)
+    assert rebuilt["layout"]["datarevision"] != revision
+    assert rebuilt["data"] != first["data"]

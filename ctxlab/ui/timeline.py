@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -281,6 +282,7 @@ class RowsView(Sequence[Mapping[str, Any]]):
 
 
 _VIEWS = "replay.views"
+_TOKENS_REVISIONS = itertools.count(1)
 
 
 def replay_views(rep: Replay, *config: Hashable) -> dict[str, Any]:
@@ -481,6 +483,11 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
         tokens_figure = views["tokens"] = figures.replay_tokens_figure(
             RowsView(rep.rows), budget, turn=turn, window=ws.model_info
         )
+        # A step moves only the turn line: marked with one revision for as long as its data
+        # stays, the browser's Plotly redraws the line, not the series (about 25 ms a step),
+        # and keeps a zoom the user made. A new figure (new data) gets a new revision.
+        revision = next(_TOKENS_REVISIONS)
+        tokens_figure.update_layout(datarevision=revision, uirevision=revision)
     move_turn_marker(tokens_figure, turn)
     st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
     row = rep.rows[turn - 1]

@@ -136,10 +136,16 @@ def test_a_scrubber_step_moves_the_turn_and_keeps_the_session_figures(
     calls = int(before["Calls"].replace(",", ""))
     expect(page.get_by_role("heading", name=f"Context at turn {calls}")).to_be_visible()
     scrubber = slider_input(page, "Turn")
+    tokens_chart = page.locator(".js-plotly-plot").filter(has_text="Tokens sent per call")
+    line_paths = tokens_chart.locator(".shapelayer path")
     for turn in (calls - 1, calls - 2):
+        shapes_before = line_paths.evaluate_all("ps => ps.map(p => p.getAttribute('d'))")
         # The scrubber and what moves with it are one fragment: a step reruns that part alone.
         step_back(page, scrubber, turn)
         expect(page.get_by_role("heading", name=f"Context at turn {turn}")).to_be_visible()
+        # the chart's series keep their revision; its turn line is redrawn where the turn is
+        shapes_after = line_paths.evaluate_all("ps => ps.map(p => p.getAttribute('d'))")
+        assert len(shapes_after) == len(shapes_before) and shapes_after != shapes_before
         strip = page.locator("figure").filter(has_text=f"Round map at turn {turn}")
         expect(strip).to_have_count(1)
         # the blocks survive the page's HTML sanitizer and are drawn, each with its tooltip
