@@ -46,7 +46,7 @@ def test_quick_run_prints_every_action_and_the_memory_row(tmp_path: Path) -> Non
         "Facts tab, first open after the chat is loaded",
         "Facts tab, first open in a new session",
         "Load and count the chat (first session)",
-        "Pick the chat's facts (background thread, after the first run)",
+        "Pick the chat's facts (the app does it in the background; timed alone)",
     ):
         row = next((line for line in out.splitlines() if line.startswith(f"| {label} |")), None)
         assert row is not None, out
