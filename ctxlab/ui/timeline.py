@@ -536,7 +536,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
             overhead=ws.tools.tokens,
             overhead_parts=ws.tools.per_tool,
         )
-    # Plain SVG, not a Plotly chart: this map changes on every step, and a Plotly redraw is
+    # Plain HTML, not a Plotly chart: this map changes on every step, and a Plotly redraw is
     # a fixed ~0.1 s in the browser.
     st.html(strip_html(map_figure))
     # Checking facts reads the context at the turn on every step (the facts themselves are
