@@ -145,32 +145,21 @@ def render_round_map(
     overhead = tools.tokens if tools is not None else 0
     parts = tools.per_tool if tools is not None else ()
     zoom = figures.zoom_rounds(counted, result.decisions)
-    if zoom is None:
-        fig = figures.round_map_figure(
-            counted,
-            result.decisions,
-            title=title,
-            explain=explain,
-            budget=budget,
-            window=window,
-            x_range=x_range,
-            overhead=overhead,
-            overhead_parts=parts,
-        )
-    else:
-        # One chart holding both strips: the browser redraws one chart per click, not two.
-        fig = figures.round_map_zoom_figure(
-            counted,
-            result.decisions,
-            zoom,
-            title=title,
-            explain=explain,
-            budget=budget,
-            window=window,
-            x_range=x_range,
-            overhead=overhead,
-            overhead_parts=parts,
-        )
+    options: dict[str, Any] = {
+        "title": title,
+        "explain": explain,
+        "budget": budget,
+        "window": window,
+        "x_range": x_range,
+        "overhead": overhead,
+        "overhead_parts": parts,
+    }
+    # Zoomed, one chart holds both strips: the browser redraws one chart per click, not two.
+    fig = (
+        figures.round_map_figure(counted, result.decisions, **options)
+        if zoom is None
+        else figures.round_map_zoom_figure(counted, result.decisions, zoom, **options)
+    )
     st.plotly_chart(fig, key=key, width="stretch")
     if zoom is not None:
         first, stop = zoom
