@@ -138,11 +138,6 @@ def _is_jsonl(data: bytes) -> bool:
         return False
 
 
-def _parse_lines(lines: tuple[tuple[int, bytes], ...]) -> list[Any]:
-    """Every JSONL line parsed; a bad line is an error naming it."""
-    return [_parse_json(raw, n) for n, raw in lines]
-
-
 def _is_cut_off(raw: bytes) -> bool:
     """Whether ``raw`` is the start of a JSON text cut short, not a malformed (or whole) one.
 
