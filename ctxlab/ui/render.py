@@ -29,7 +29,7 @@ from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.tool_overhead import ToolOverhead
-from ctxlab.ui import figures
+from ctxlab.ui import figures, notices
 from ctxlab.ui.insights_view import (
     PROVIDER_TITLES,
     ProblemsByProvider,
@@ -114,7 +114,7 @@ def render_metrics(result: TrimResult, model: str) -> None:
     for col, decision in zip(st.columns(5), Decision, strict=True):
         col.metric(decision.value.capitalize(), f"{counts[decision]:,}")
     for warning in result.warnings:
-        st.warning(visible(warning))
+        notices.warning(warning)
 
 
 def render_round_map(
