@@ -15,6 +15,8 @@ from __future__ import annotations
 import html
 import re
 
+from ctxlab.visible import INVISIBLE, visible
+
 __all__ = [
     "INVISIBLE",
     "highlighted_html",
@@ -23,27 +25,6 @@ __all__ = [
     "markdown_literal",
     "visible",
 ]
-
-# Zero-width, directional marks and embeddings/overrides/isolates, the BOM, and other C0/C1
-# control characters except tab and newline.
-INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` with every invisible or direction-changing character shown as ``\\uXXXX``.
-
-    Everything else is left exactly as it is; the result is for display only.
-
-    >>> visible("abc\u202edef\u200b")
-    'abc\\\\u202edef\\\\u200b'
-    """
-    return INVISIBLE.sub(_escape, text)
 
 
 def hover_safe(text: str) -> str:
