@@ -54,8 +54,15 @@ def csv_text(
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([spreadsheet_cell(cell) for cell in header])
-    writer.writerows([spreadsheet_cell(cell) for cell in row] for row in rows)
+    # The csv module quotes only the line terminator's characters, so a lone carriage return in
+    # a cell would end the row for every reader: such a row is written with every cell quoted.
+    quoted = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    for row in (header, *rows):
+        cells = [spreadsheet_cell(cell) for cell in row]
+        if any(isinstance(cell, str) and "\r" in cell for cell in cells):
+            quoted.writerow(cells)
+        else:
+            writer.writerow(cells)
     text = buffer.getvalue()
     if isinstance(target, str | os.PathLike):
         with open(target, "w", encoding="utf-8", newline="") as handle:
