@@ -19,7 +19,9 @@ from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
 from ctxlab.summarizers.scripted import PLACEHOLDER, PreviewSummarizer
+from ctxlab.ui import notices
 from ctxlab.ui.session import Workspace, api_key_default, run_scope
+from ctxlab.ui.text import markdown_literal
 
 __all__ = [
     "PLACEHOLDER",
@@ -109,7 +111,7 @@ def _draw_backend() -> Backend:
             model, base_url=base_url or None, api_key=api_key
         )
     except SummarizerError as exc:
-        side.error(str(exc))
+        notices.error(str(exc), where=side)
         return Backend(Unavailable(str(exc)), automatic=False, label=label)
     return Backend(real, automatic=False, label=label)
 
@@ -181,10 +183,10 @@ def run(
             pressed = st.button("Run summarizer", key=button_key, type="primary")
         if backend.automatic or pressed or _is_cached(backend, request):
             try:
-                with st.spinner(f"Summarizing with {backend.label}…"):
+                with st.spinner(f"Summarizing with {markdown_literal(backend.label)}…"):
                     result = strategy.apply(messages, counter, backend.summarizer)
             except SummarizerError as exc:
-                st.error(f"The summarizer failed; nothing was changed. {exc}")
+                notices.error(f"The summarizer failed; nothing was changed. {exc}")
                 return Outcome(drafted, request, preview=True)
             return Outcome(result, result.summary_request or request)
         st.info(
@@ -193,5 +195,5 @@ def run(
         )
         return Outcome(drafted, request, preview=True)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
