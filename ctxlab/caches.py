@@ -34,7 +34,7 @@ MB = 1024 * 1024
 
 ENV_BOUNDS: dict[str, tuple[int, str]] = {
     "CTXLAB_TEXT_COUNT_CACHE_MB": (
-        32,
+        16,
         "text held by each token counter's per-text count cache (least recently used first "
         "out); the counts of messages and chats are kept while a session holds the chat",
     ),
