@@ -556,3 +556,38 @@ def test_a_trickle_failure_leaves_the_history_unchanged(
     with pytest.raises(SummarizerError, match="within 1 s"):
         Summarize(OPTIONS).apply(history, counter, make(fake_openai, timeout=1.0))
     assert history == before
+
+
+def test_the_memory_cache_keeps_at_most_its_byte_bound_least_recently_used_out() -> None:
+    cache = SummaryCache(max_bytes=3_000)
+    keys = [hashlib.sha256(str(k).encode()).hexdigest() for k in range(5)]
+    for key in keys:
+        cache.put(key, SummaryResponse("s" * 900, 1, 1, "m"))
+    assert len(cache) < 5
+    assert cache.get(keys[-1]) is not None
+    assert cache.get(keys[0]) is None
+
+
+def test_a_response_larger_than_the_memory_bound_is_kept_only_on_disk(tmp_path: Path) -> None:
+    key = hashlib.sha256(b"huge").hexdigest()
+    memory_only = SummaryCache(max_bytes=1_000)
+    memory_only.put(key, SummaryResponse("x" * 5_000, 1, 1, "m"))
+    assert len(memory_only) == 0
+    assert memory_only.get(key) is None
+    on_disk = SummaryCache(tmp_path, max_bytes=1_000)
+    on_disk.put(key, SummaryResponse("x" * 5_000, 1, 1, "m"))
+    assert len(on_disk) == 0
+    found = on_disk.get(key)
+    assert found is not None and found.text == "x" * 5_000 and found.cached
+
+
+def test_key_locks_are_shared_while_held_and_not_kept_after() -> None:
+    cache = SummaryCache()
+    key = hashlib.sha256(b"k").hexdigest()
+    lock = cache.key_lock(key)
+    assert cache.key_lock(key) is lock
+    del lock
+    import gc
+
+    gc.collect()
+    assert len(cache._key_locks) == 0

@@ -1,10 +1,12 @@
 """The shared sidebar: which chat, which model, which strategy; and the URL that restores them.
 
 Every page calls :func:`sidebar` first. The loaded chat is a tuple of messages kept in
-``st.session_state`` (samples come from ``st.cache_resource``, which hands back the very same
-object), so the counter's identity cache makes every rerun after the first count free of
-tokenization. A chat that fails to load shows an error naming the problem and the place, and the
-previously loaded chat stays loaded.
+``st.session_state`` (samples, folder chats and uploads come from a cache shared while any session
+holds them, which hands back the very same object), and the session holds its counted chat, so
+the counter's identity cache makes every rerun after the first count free of tokenization and a
+second session of the chat costs none either. What no session holds any more is released
+(:mod:`ctxlab.ui.memory_release`). A chat that fails to load shows an error naming the problem
+and the place, and the previously loaded chat stays loaded.
 
 Only the chat (sample name), model, strategy and strategy parameters enter the URL; an API key
 never does (it lives in a password widget's session state only).
@@ -15,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from ctxlab.caches import SharedWhileHeld
 from ctxlab.catalog import CATALOG, ModelInfo
 from ctxlab.chats_folder import FolderChat, folder_chat, list_folder_chats
 from ctxlab.counted import CountedChat
@@ -110,11 +113,14 @@ class LoadedChat:
     tools: tuple[ToolDefinition, ...] = ()
     usage: tuple[CallUsage, ...] = ()
     warnings: tuple[str, ...] = ()
+    file: FileChat | None = field(default=None, repr=False)
+    """What was read, as the shared chat cache holds it: a session holding this chat keeps it
+    shared with every other session that opens the same chat."""
 
     @classmethod
     def of(cls, file: FileChat, label: str, slot: str, sample: str | None = None) -> LoadedChat:
         """The UI's chat from what :func:`~ctxlab.formats.load_chat_file` read."""
-        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings)
+        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings, file)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -203,18 +209,27 @@ def load_source_file(
     return loaded
 
 
-@st.cache_resource(show_spinner="Loading the sample chat…", max_entries=16)
+_CHATS: SharedWhileHeld[tuple[str, ...], FileChat] = SharedWhileHeld()
+"""Every chat read (sample, folder chat, upload, paste), shared by all the sessions holding it
+and released with the last of them."""
+
+
 def _sample_messages(name: str) -> FileChat:
     from ctxlab.samples import sample_path
 
-    return load_chat_file(sample_path(name), name=name)
+    def read() -> FileChat:
+        with st.spinner("Loading the sample chat…"):
+            return load_chat_file(sample_path(name), name=name)
+
+    return _CHATS.get_or_build(("sample", name), read)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
 def _folder_messages(path: str, mtime_ns: int) -> FileChat:
-    """A chat of the server's chats folder, read once per file version."""
-    del mtime_ns  # part of the cache key only: an edited file is read again
-    return load_chat_file(Path(path), name=Path(path).name)
+    """A chat of the server's chats folder, read once per file version while a session holds it
+    (an edited file is read again)."""
+    return _CHATS.get_or_build(
+        ("folder", path, str(mtime_ns)), lambda: load_chat_file(Path(path), name=Path(path).name)
+    )
 
 
 def _folder_chats() -> dict[str, FolderChat]:
@@ -298,14 +313,16 @@ def content_key(data: bytes | str) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def _parsed_upload(
-    digest: str, name: str, conversation: str | None, limit_mb: int, _data: bytes | str
+    digest: str, name: str, conversation: str | None, limit_mb: int, data: bytes | str
 ) -> FileChat:
-    """:func:`load_source_file` of ``_data``, shared by every session that loads the same
-    content (``digest``) under the same name and conversation; errors are not cached."""
-    del digest  # the cache key: ``_data`` itself is not hashed
-    return load_source_file(_data, name, conversation, limit_mb=limit_mb)
+    """:func:`load_source_file` of ``data``, shared by every session that loads the same
+    content (``digest``) under the same name and conversation while one of them holds it;
+    errors are not cached."""
+    key = ("upload", digest, name, conversation or "", str(limit_mb))
+    return _CHATS.get_or_build(
+        key, lambda: load_source_file(data, name, conversation, limit_mb=limit_mb)
+    )
 
 
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
@@ -419,6 +436,9 @@ def _pending_url_params(ws: Workspace) -> dict[str, Any]:
     return out
 
 
+_COUNTED = "ctx.counted"
+
+
 def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
     """``counter.counted(messages)`` with a progress bar while tokens are actually counted."""
     holder = st.sidebar.empty()
@@ -433,6 +453,9 @@ def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
 
     counted = counter.counted(messages, progress=progress)
     holder.empty()
+    # The session holds its counted chat: the counter keeps it (and so every other session of
+    # the chat finds it counted) only while some session does.
+    st.session_state[_COUNTED] = counted
     return counted
 
 
