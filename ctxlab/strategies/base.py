@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message
+from ctxlab.plural import share
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer, SummaryRequest
@@ -45,6 +46,7 @@ __all__ = [
     "suffix_decisions",
     "suggested_for",
     "token_default",
+    "token_share_note",
 ]
 
 
@@ -366,6 +368,33 @@ def token_default(chat_based: int, window: int | None) -> int:
     return min(chat_based, nice_fraction(window, WINDOW_SHARE))
 
 
+def token_share_note(
+    label: str, value: int, chat: CountedChat, window: int | None, shows: str
+) -> str:
+    """Why a token parameter opened at ``value`` (:meth:`Strategy.opening_note`'s words).
+
+    ``"budget 3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped"``; when
+    the model's room capped it (:func:`token_default`), the room is named instead.
+
+    >>> from ctxlab.counted import CountedChat
+    >>> chat = CountedChat((), (), 6_420)
+    >>> token_share_note("budget", 3_200, chat, None, "dropped")
+    'budget 3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped'
+    """
+    total = max(chat.total, 1)
+    capped = window is not None and window > 0 and value == nice_fraction(window, WINDOW_SHARE)
+    if capped and value < total:
+        return (
+            f"{label} {value:,} tokens: {WINDOW_SHARE:.0%} of the model's {window:,}-token "
+            f"room for a prompt (this chat has {total:,} tokens), so the request fits"
+        )
+    shown = share(value, total)
+    return (
+        f"{label} {value:,} tokens: {shown} of this {total:,}-token chat, "
+        f"so you see what is {shows}"
+    )
+
+
 def suggested_for(cls: type[Strategy], chat: CountedChat, window: int | None = None) -> Strategy:
     """``cls.suggested(chat, window=window)``; ``cls.suggested(chat)`` for a strategy whose
     ``suggested`` predates the ``window`` argument (a third party's keeps working)."""
@@ -500,6 +529,16 @@ class Strategy:
         also serves strategies written before the argument existed.
         """
         return cls()
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        """Why the first view of ``chat`` uses this strategy's parameters: one clause the UI
+        shows under the settings while they are the ones :meth:`suggested` derived ("budget
+        3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped").
+
+        Called on the strategy :func:`suggested_for` returned, with the same ``window``. ""
+        (the default) says nothing; built-ins override it with the numbers they derived.
+        """
+        return ""
 
     def resummarization_guard(
         self, messages: Sequence[Message], counter: TokenCounter

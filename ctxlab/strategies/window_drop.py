@@ -19,6 +19,7 @@ from ctxlab.strategies.base import (
     param,
     run_decisions,
     token_default,
+    token_share_note,
 )
 from ctxlab.strategies.projection_columns import ProjectionColumns
 
@@ -251,3 +252,11 @@ class WindowDrop(Strategy):
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
         return cls(budget=token_default(nice_fraction(chat.total, 0.5), window))
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        if len(chat.starts) <= 1:
+            return (
+                "this chat is one round (a single user message and everything after it), which "
+                "Window drop keeps whole: try Sliding window or Trim last to see a cut"
+            )
+        return token_share_note("budget", self.budget, chat, window, "dropped")
