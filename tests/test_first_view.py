@@ -60,6 +60,9 @@ def test_first_view_drops_summarizes_or_clears_or_says_why_not(
         sent_messages = counts[Decision.KEPT] + counts[Decision.CLEARED]
         assert sent_messages > 0, f"{name} on {label} sends no message of the chat: {note}"
         assert result.tokens_after <= info.input_room or name == "clear-tool-results"
+        limit = {"window-drop": "budget", "trim-last": "max_tokens"}.get(name)
+        if limit is not None:  # the first view is within the derived budget, not over it
+            assert result.tokens_after <= strategy.params()[limit], f"{name} on {label}"
 
 
 def test_the_note_names_the_derived_value_and_the_chat() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "check_params",
     "describe_round",
     "nice_fraction",
+    "nice_round_up",
     "param",
     "reasons_for",
     "round_decisions",
@@ -345,6 +346,19 @@ def nice_fraction(total: int, fraction: float) -> int:
         return raw
     scale: int = 10 ** (len(str(raw)) - 2)
     return max(raw // scale * scale, 1)
+
+
+def nice_round_up(tokens: int) -> int:
+    """``tokens`` rounded up to two significant digits: a derived value that still holds
+    ``tokens``.
+
+    >>> nice_round_up(4317), nice_round_up(73_375), nice_round_up(42)
+    (4400, 74000, 42)
+    """
+    if tokens < 100:
+        return tokens
+    scale: int = 10 ** (len(str(tokens)) - 2)
+    return -(-tokens // scale) * scale
 
 
 WINDOW_SHARE = 0.75

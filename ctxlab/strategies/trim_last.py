@@ -24,6 +24,7 @@ from ctxlab.strategies.base import (
     TrimResult,
     check_params,
     nice_fraction,
+    nice_round_up,
     param,
     reasons_for,
     token_default,
@@ -290,7 +291,7 @@ class TrimLast(Strategy):
             needed = chat.tokens(last_user) + (chat.counts[0] if pinned else 0)
             roomy = window is None or needed <= nice_fraction(window, 0.75)
             if roomy and needed < chat.total:
-                return cls(max_tokens=min(_round_up(needed), chat.total - 1))
+                return cls(max_tokens=min(nice_round_up(needed), chat.total - 1))
         return cls(max_tokens=budget, start_on_user=False)
 
     def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
@@ -301,11 +302,3 @@ class TrimLast(Strategy):
                 "does not fit such a budget, so the option would send nothing"
             )
         return note
-
-
-def _round_up(tokens: int) -> int:
-    """``tokens`` rounded up to two significant digits (4,317 -> 4,400)."""
-    if tokens < 100:
-        return tokens
-    scale: int = 10 ** (len(str(tokens)) - 2)
-    return -(-tokens // scale) * scale
