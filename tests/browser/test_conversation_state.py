@@ -81,6 +81,19 @@ def test_the_picked_conversation_holds_across_pages_and_in_the_link(
         go_to(page, name)
         assert messages_in(page) == 12, name
         expect(combobox(page, PICKER)).to_have_value(re.compile(r"^2\. rewound"))
+    # Tune's Apply switches pages by code (st.switch_page): the conversation and its picker stay,
+    # and so they do on the next click in the page list (issue 23: it fell back to the first).
+    go_to(page, "Tune")
+    apply = page.get_by_role("button", name=re.compile(r"^Apply .* in the Playground$"))
+    rerun_after(page, apply.first.click)
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="Playground")).to_be_visible()
+    assert messages_in(page) == 12
+    expect(combobox(page, PICKER)).to_have_value(re.compile(r"^2\. rewound"))
+    go_to(page, "Replay")
+    assert messages_in(page) == 12
+    go_to(page, "Playground")
+    assert messages_in(page) == 12
     query = parse_qs(urlparse(page.url).query)
     assert query["conv"] == ["rewind-1"]
     assert query["upload"] == [CLAUDE_CODE.name]
