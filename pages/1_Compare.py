@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ctxlab.plural import plural
 from ctxlab.strategies import get_strategy_class, strategy_names
 from ctxlab.ui import binned_map, compare_setup, insights_view, render, report
 from ctxlab.ui.session import build_or_error, strategy_params
@@ -158,7 +159,7 @@ if len(differ) > compare_setup.DISAGREEMENT_ROWS:
             key="cmp.rows",
         )
     )
-st.caption(f"{len(differ):,} of {len(ws.counted):,} messages")
+st.caption(f"{len(differ):,} of {plural(len(ws.counted), 'message')}")
 st.dataframe(
     compare_setup.disagreement_window(
         ws.counted, [label for label, _ in labelled], columns, differ, first_row

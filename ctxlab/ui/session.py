@@ -32,6 +32,7 @@ from ctxlab.errors import CtxlabError
 from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_chat_file
 from ctxlab.formats import LoadedChat as FileChat
 from ctxlab.model import Message
+from ctxlab.plural import plural
 from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
     Strategy,
@@ -649,8 +650,8 @@ def sidebar() -> Workspace | None:
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
     side.caption(
-        f"{label} · {len(counted):,} messages · {len(counted.starts):,} "
-        f"rounds · {counted.total:,} tokens ({counter.label})"
+        f"{label} · {plural(len(counted), 'message')} · {plural(len(counted.starts), 'round')} · "
+        f"{plural(counted.total, 'token')} ({counter.label})"
     )
     _reading_warnings(chat.warnings)
     names = strategy_names()
