@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import insights_view, render, report
+from ctxlab.ui import insights_view, notices, render, report
 from ctxlab.ui.session import apply_params, opening_caption
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
@@ -17,7 +17,7 @@ st.title("Playground")
 st.caption(f"{ws.strategy_cls.title}: {ws.strategy_cls.summary}")
 first_view = opening_caption(ws, setup.values)
 if first_view:
-    st.caption(first_view)
+    notices.caption(first_view)
 outcome = run(strategy, ws, backend)
 if outcome is None:
     st.stop()

@@ -14,6 +14,7 @@ import pytest
 from app_support import PLAYGROUND, page
 
 from ctxlab.chats_folder import CHATS_DIR_ENV
+from ctxlab.ui.text import literal_text
 
 CLAUDE_CODE = Path(__file__).parent / "fixtures" / "formats" / "claude_code"
 SESSION = CLAUDE_CODE / "thinking_session.jsonl"
@@ -35,7 +36,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _captions(at: object) -> list[str]:
-    return [c.value for c in at.main.caption]  # type: ignore[attr-defined]
+    return [literal_text(c.value) for c in at.main.caption]  # type: ignore[attr-defined]
 
 
 def test_a_folder_chat_with_two_conversations_offers_the_picker(folder: Path) -> None:

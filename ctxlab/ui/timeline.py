@@ -537,7 +537,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
     row = rep.rows[turn - 1]
     st.subheader(f"Context at turn {turn}")
-    st.caption(turn_caption(turn, row.message_index, row, ws.counted.reply_priming))
+    notices.caption(turn_caption(turn, row.message_index, row, ws.counted.reply_priming))
     try:
         context = rep.context_at(turn)
     except (CtxlabError, IndexError, ValueError) as exc:
