@@ -412,7 +412,7 @@ def _no_trimming_sentence(rec: Recommendation, *, noun: str, unit: str | None, m
         why = f" Every smaller {noun} that trims keeps under {rec.min_facts:.0%} of the facts."
     else:
         why = (
-            " Sending it whole is also the cheapest session with the prompt cache "
-            f"({format_usd(rec.point.cost_with_cache)})."
+            f" Of the values that keep {rec.min_facts:.0%} of the facts, sending it whole is the "
+            f"cheapest session with the prompt cache ({format_usd(rec.point.cost_with_cache)})."
         )
     return f"{head}{why} {noun.capitalize()} {_amount(rec.point.value, unit)} sends it all."
