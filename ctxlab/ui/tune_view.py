@@ -62,7 +62,7 @@ def recommendation_figure(
     is a vertical line through all three. Every axis is titled."""
     titles = (
         "Largest call of the session",
-        "Facts kept at the last call",
+        "Facts kept in the context sent for the whole chat",
         "Session cost with the prompt cache",
     )
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, subplot_titles=titles)
@@ -110,9 +110,10 @@ def recommendation_figure(
             text=f"↑ {model.window_label()} (off scale, above every call)",
             xref="x domain",
             yref="y domain",
-            x=1.0,
+            # top left: the curves rise with the value, so that corner stays clear
+            x=0.0,
             y=1.0,
-            xanchor="right",
+            xanchor="left",
             yanchor="top",
             showarrow=False,
             font={"size": FONT_SIZE, "color": WINDOW_COLOUR},
