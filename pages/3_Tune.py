@@ -18,7 +18,7 @@ from ctxlab.recommend import (
     session_sweep,
 )
 from ctxlab.strategies import parameters
-from ctxlab.ui import insights_view, tune_view
+from ctxlab.ui import insights_view, notices, tune_view
 from ctxlab.ui.session import apply_params
 from ctxlab.ui.shell import PLAYGROUND, shared, switch_to
 
@@ -44,7 +44,7 @@ info = numeric[name]
 window = model.context_window if model is not None else None
 swept_range = strategy.sweep_range(name, ws.counted, window)
 if swept_range is None:
-    st.info(
+    notices.info(
         f"“{info.spec.label}” acts on nothing in this chat (it counts something the chat does "
         "not hold), so every value sends the same context: there is nothing to tune here."
     )
@@ -63,9 +63,9 @@ if lo_bound < hi_bound:
     )
 else:
     lo = hi = lo_bound
-    cols[1].caption(f"The chat leaves one value to try: {lo_bound:,}.")
+    notices.caption(f"The chat leaves one value to try: {lo_bound:,}.", where=cols[1])
 steps = int(cols[2].number_input("Steps", 3, 40, 12, key="tune-steps"))
-st.caption(
+notices.caption(
     f"The range runs up to {swept_range.basis}: above it every value sends the same context"
     + (" or a call the model refuses" if window is not None else "")
     + (". Values are spaced geometrically" if swept_range.log else ". Values are evenly spaced")
@@ -94,7 +94,7 @@ min_facts = (
 )
 summarizer, summarizer_label = tune_view.sweep_summarizer(ws.strategy_cls, setup.backend)
 if summarizer is not None:
-    st.caption(
+    notices.caption(
         f"Summaries come from the {summarizer_label} summarizer, as on Compare with the same "
         "setting: the facts kept are the ones its summaries keep. Tune never calls an endpoint."
     )
