@@ -122,6 +122,7 @@ def recommendation_figure(
         y=100 * min_facts,
         line={"color": DECISION_COLOURS["pinned"], "dash": "dot", "width": 2},
         annotation_text=f"keep at least {min_facts:.0%}",
+        annotation_position="top left",  # the right end is where the facts curve reaches 100%
         annotation_font_size=FONT_SIZE,
         row=2,
         col=1,
