@@ -258,11 +258,16 @@ def recommend(
             )
         best = max(fitting, key=lambda p: (p.facts_kept or 0.0, -p.value))
         kept = best.facts_kept or 0.0
+        floor = math.floor(kept * 20) * 5  # the facts slider moves in steps of 5%
+        change = (
+            f"lower the facts to keep to {floor}% or pick a model with a larger window"
+            if floor > 0
+            else "pick a model with a larger window, or another strategy or setting"
+        )
         return answer(
             None,
             f"the values that fit keep at most {kept:.0%} of the facts (at "
-            f"{_number(best.value)}); lower the facts to keep to {math.floor(kept * 20) * 5}% "
-            "or pick a model with a larger window",
+            f"{_number(best.value)}); {change}",
         )
     priced = [p for p in qualified if p.cost_with_cache is not None]
     if priced:
