@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import openai
 
 from ctxlab.errors import SummarizerError
+from ctxlab.hosting import AddressPolicy
 from ctxlab.redaction import REDACTED, redact_patterns
 from ctxlab.summarizers.base import SummaryRequest, SummaryResponse, output_cap_field
 from ctxlab.summarizers.cache import SummaryCache, shared_cache
@@ -55,6 +56,10 @@ class OpenAISummarizer:
         cache: the cache to use (overrides ``cache_dir``); ``use_cache=False`` disables caching.
         backoff: first retry delay in seconds, doubled each retry; ``max_wait`` caps any wait.
         sleep: how to wait (tests pass a recorder).
+        address_policy: when given, every connection is checked against it where it is made
+            (:mod:`ctxlab.summarizers.guarded_http`: pinned addresses, no redirects).
+        quote_replies: quote (scrubbed) reply text of a failing server in errors; the hosted
+            profile turns it off for endpoints the operator did not list.
 
     Raises:
         SummarizerError: no model name. A missing key (and no ``base_url``) is reported by the
@@ -77,6 +82,8 @@ class OpenAISummarizer:
         backoff: float = 0.5,
         max_wait: float = 20.0,
         sleep: Callable[[float], None] = time.sleep,
+        address_policy: AddressPolicy | None = None,
+        quote_replies: bool = True,
     ) -> None:
         if not model or not model.strip():
             raise SummarizerError("no model name: choose the summarizer model (e.g. gpt-4o-mini)")
@@ -93,6 +100,8 @@ class OpenAISummarizer:
         self.backoff = backoff
         self.max_wait = max_wait
         self._sleep = sleep
+        self.address_policy = address_policy
+        self.quote_replies = quote_replies
         self._key = key
         self._secret = key if key != NO_KEY_NEEDED else None
         self.cache: SummaryCache | None = (
@@ -147,8 +156,17 @@ class OpenAISummarizer:
             )
         with self._client_lock:
             if self._client is None:
+                http_client = None
+                if self.address_policy is not None:
+                    from ctxlab.summarizers.guarded_http import guarded_http_client
+
+                    http_client = guarded_http_client(self.address_policy, self.timeout)
                 self._client = openai.OpenAI(
-                    base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0
+                    base_url=self.base_url,
+                    api_key=self._key,
+                    timeout=self.timeout,
+                    max_retries=0,
+                    http_client=http_client,
                 )
             return self._client
 
@@ -164,7 +182,12 @@ class OpenAISummarizer:
                     f"no answer from {self.where} within {self.timeout:g} s: the server may be "
                     "overloaded or the model slow; raise the timeout or lower summary_max_tokens"
                 ) from None
-            except openai.APIConnectionError:
+            except openai.APIConnectionError as exc:
+                if self.address_policy is not None:
+                    from ctxlab.summarizers.guarded_http import refusal_in
+
+                    if (refusal := refusal_in(exc)) is not None:
+                        raise SummarizerError(refusal) from None
                 if attempt < attempts:
                     self._sleep(self._backoff(attempt))
                     continue
@@ -229,7 +252,8 @@ class OpenAISummarizer:
             detail = payload["message"]
         elif isinstance(payload, str):
             detail = payload
-        said = f" (the server said: {self._scrub(detail)})" if detail.strip() else ""
+        quoted = detail.strip() and self.quote_replies
+        said = f" (the server said: {self._scrub(detail)})" if quoted else ""
         where = self.where
         retried = attempts - 1
         if status == 401:
@@ -280,10 +304,8 @@ class OpenAISummarizer:
         try:
             data = json.loads(text)
         except ValueError:
-            start = self._scrub(text, 60)
-            raise SummarizerError(
-                not_cc.format(why=f"HTTP {status}, not JSON; it begins {start!r}")
-            ) from None
+            start = f"; it begins {self._scrub(text, 60)!r}" if self.quote_replies else ""
+            raise SummarizerError(not_cc.format(why=f"HTTP {status}, not JSON{start}")) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise SummarizerError(not_cc.format(why="no choices"))

@@ -28,6 +28,7 @@ from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_chat_file
 from ctxlab.formats import LoadedChat as FileChat
+from ctxlab.hosting import HostingSettings
 from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
@@ -49,6 +50,7 @@ __all__ = [
     "build_or_error",
     "check_size",
     "content_key",
+    "hosting_settings",
     "load_source",
     "load_source_file",
     "opening_query",
@@ -736,13 +738,27 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def api_key_default() -> str:
-    """The key from ``st.secrets`` or ``OPENAI_API_KEY``; "" when neither has one."""
-    try:
-        value = st.secrets.get("OPENAI_API_KEY")
-    except Exception:  # st.secrets raises when no secrets.toml exists, even for .get
-        value = None
-    return str(value or os.environ.get("OPENAI_API_KEY", ""))
+def secret_settings() -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
+    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+    from ctxlab.hosting import SETTING_NAMES
+
+    found: dict[str, object] = {}
+    for name in SETTING_NAMES:
+        try:
+            value = st.secrets.get(name)
+        except Exception:  # no secrets.toml, or one that does not parse: no secrets
+            return {}
+        if isinstance(value, str | bool | int):
+            found[name] = value
+    return found
+
+
+def hosting_settings() -> HostingSettings:
+    """The operator's hosting settings: ``.streamlit/secrets.toml``, then the environment."""
+    from ctxlab.hosting import read_settings
+
+    return read_settings(os.environ, secret_settings())
 
 
 ProgressCallback = Callable[[int, int], None]
