@@ -440,14 +440,24 @@ def refusal_of_address(address: str) -> str | None:
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
+@dataclass(frozen=True, slots=True)
+class AddressPolicy:
+    """What the summarizer's connections may reach: with ``allow_private`` anything;
+    otherwise public addresses only, except ``trusted`` ``(host, port)`` pairs (the endpoints
+    the operator listed, which may well be internal servers)."""
+
+    allow_private: bool
+    trusted: frozenset[tuple[str, int]] = frozenset()
+
+
 def _is_local_name(host: str) -> bool:
     return host == "localhost" or host.endswith(".localhost")
 
 
-def literal_address_refusal(endpoint: Endpoint, allow_private: bool) -> str | None:
+def literal_address_refusal(endpoint: Endpoint, policy: AddressPolicy) -> str | None:
     """The refusal of an endpoint whose host is an IP address or ``localhost`` (no DNS asked),
     or None (a name: judged where it is resolved, see :func:`addresses_for`)."""
-    if allow_private:
+    if policy.allow_private or (endpoint.host, endpoint.port) in policy.trusted:
         return None
     host = endpoint.host
     if _is_local_name(host):
@@ -468,16 +478,6 @@ def _private_refusal(origin: str, what: str) -> str:
         f"{origin} is {what}: this server does not call private, loopback, link-local or "
         f"other non-public addresses (the operator can allow them with {ALLOW_PRIVATE_ENV}=1)"
     )
-
-
-@dataclass(frozen=True, slots=True)
-class AddressPolicy:
-    """What the summarizer's connections may reach: with ``allow_private`` anything;
-    otherwise public addresses only, except ``trusted`` ``(host, port)`` pairs (the endpoints
-    the operator listed, which may well be internal servers)."""
-
-    allow_private: bool
-    trusted: frozenset[tuple[str, int]] = frozenset()
 
 
 def address_policy(settings: HostingSettings) -> AddressPolicy:

@@ -83,9 +83,20 @@ def guarded_http_client(
     transport = httpx_lib.HTTPTransport(trust_env=False)
     # HTTPTransport takes no network backend of its own: give its pool the guarded one.
     transport._pool._network_backend = GuardedBackend()
-    return openai.DefaultHttpxClient(
+    return _ClosingClient(
         transport=transport, trust_env=False, follow_redirects=False, timeout=timeout
     )
+
+
+class _ClosingClient(openai.DefaultHttpxClient):
+    """Closes its connections when dropped, as the ``openai`` client's own default does."""
+
+    def __del__(self) -> None:
+        if not self.is_closed:
+            try:
+                self.close()
+            except Exception:  # interpreter shutdown: nothing left to close cleanly
+                pass
 
 
 def refusal_in(exc: BaseException) -> str | None:

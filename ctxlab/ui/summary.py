@@ -27,7 +27,8 @@ from ctxlab.hosting import address_policy, choose_key, literal_address_refusal
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
 from ctxlab.summarizers.scripted import PLACEHOLDER, PreviewSummarizer
-from ctxlab.ui.session import Workspace, hosting_settings, markdown_literal, run_scope
+from ctxlab.ui.session import _MARKDOWN_SPECIAL, Workspace, hosting_settings, run_scope
+from ctxlab.ui.text import visible
 
 __all__ = [
     "PLACEHOLDER",
@@ -89,7 +90,7 @@ def _draw_backend() -> Backend:
         return Backend(offline, automatic=True, label="offline")
     settings = hosting_settings()
     for problem in settings.problems:
-        side.warning(f"Hosting setting ignored: {markdown_literal(problem)}")
+        side.warning(f"Hosting setting ignored: {_literal(problem)}")
     base_url = side.text_input(
         "Base URL", key="ctx.base_url", placeholder=settings.default_endpoint.url
     )
@@ -117,7 +118,8 @@ def _draw_backend() -> Backend:
     except SummarizerError as exc:
         return _unavailable(str(exc), f"{model} at an invalid base URL")
     label = f"{model} at {choice.endpoint.where}"
-    refusal = choice.refusal or literal_address_refusal(choice.endpoint, settings.allow_private)
+    policy = address_policy(settings)
+    refusal = choice.refusal or literal_address_refusal(choice.endpoint, policy)
     if refusal is not None:
         return _unavailable(refusal, label)
     if choice.source == "none" and choice.endpoint.host == "api.openai.com":
@@ -126,7 +128,7 @@ def _draw_backend() -> Backend:
             "secrets.toml to give it one)",
             label,
         )
-    side.caption(markdown_literal(choice.describe()))
+    side.caption(_literal(choice.describe()))
     if settings.hosted:
         side.caption(
             "Hosted server: its key goes only to the endpoints its operator listed, and "
@@ -138,7 +140,7 @@ def _draw_backend() -> Backend:
             model,
             base_url=choice.endpoint.url,
             api_key=choice.key or summarizers.NO_KEY_NEEDED,
-            address_policy=None if settings.allow_private else address_policy(settings),
+            address_policy=None if settings.allow_private else policy,
             quote_replies=not settings.hosted or listed,
         )
     except SummarizerError as exc:
@@ -146,9 +148,14 @@ def _draw_backend() -> Backend:
     return Backend(real, automatic=False, label=label)
 
 
+def _literal(text: str) -> str:
+    """``text`` shown as typed by Markdown (base URLs and hosts come from the visitor)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text))
+
+
 def _unavailable(reason: str, label: str) -> Backend:
     """A backend that refuses with ``reason`` when run (no request is ever sent), shown now."""
-    st.sidebar.error(markdown_literal(reason))
+    st.sidebar.error(_literal(reason))
     return Backend(Unavailable(reason), automatic=False, label=label)
 
 
