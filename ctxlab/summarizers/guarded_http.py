@@ -14,6 +14,7 @@ or ``httpx`` / ``httpcore`` for older releases); loaded only by
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Iterable
 from typing import Any
@@ -93,10 +94,9 @@ class _ClosingClient(openai.DefaultHttpxClient):
 
     def __del__(self) -> None:
         if not self.is_closed:
-            try:
+            # At interpreter shutdown there may be nothing left to close cleanly.
+            with contextlib.suppress(Exception):
                 self.close()
-            except Exception:  # interpreter shutdown: nothing left to close cleanly
-                pass
 
 
 def refusal_in(exc: BaseException) -> str | None:

@@ -140,7 +140,9 @@ def _draw_backend() -> Backend:
             model,
             base_url=choice.endpoint.url,
             api_key=choice.key or summarizers.NO_KEY_NEEDED,
-            address_policy=None if settings.allow_private else policy,
+            # The operator's own endpoints go through the ordinary client (their proxies apply);
+            # any other is connected to directly, each address checked where it connects.
+            address_policy=None if settings.allow_private or listed else policy,
             quote_replies=not settings.hosted or listed,
         )
     except SummarizerError as exc:
