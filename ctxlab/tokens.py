@@ -28,6 +28,7 @@ from ctxlab.catalog import CATALOG
 from ctxlab.counted import CountedChat
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
+from ctxlab.long_runs import LONG_RUN, count_tokens
 from ctxlab.model import Message
 
 __all__ = [
@@ -247,8 +248,10 @@ class TiktokenCounter(_CachingCounter):
         self.label = f"{encoding.name} (tiktoken)"
 
     def _encode_lengths(self, texts: Sequence[str]) -> list[int]:
-        encode = self.encoding.encode_ordinary
-        return [len(encode(t)) for t in texts]
+        encoding = self.encoding
+        encode = encoding.encode_ordinary
+        # A text long enough to hold a piece tiktoken is slow on takes long_runs' linear path.
+        return [len(encode(t)) if len(t) < LONG_RUN else count_tokens(encoding, t) for t in texts]
 
     def _count_uncached(self, texts: list[str]) -> list[int]:
         if len(texts) < self._PARALLEL_MIN_TEXTS:

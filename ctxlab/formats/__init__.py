@@ -155,7 +155,7 @@ def _document(src: _Source, fmt: str) -> Document:
         except orjson.JSONDecodeError:
             if not (fmt == "auto" and _is_jsonl(data)):
                 _parse_json(data)  # raises with line and column
-    return Document(lines=tuple(_jsonl_lines(data)), jsonl=True, path=src.path)
+    return Document(lines=tuple(_jsonl_lines(data)), jsonl=True, path=src.path, name=src.name)
 
 
 def _choose(doc: Document, fmt: str, jsonl_mode: str) -> ChatFormat | None:

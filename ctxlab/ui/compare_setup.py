@@ -32,7 +32,7 @@ from ctxlab.model import Message
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value
 from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, figures, insights_view, render
+from ctxlab.ui import binned_map, figures, insights_view, notices, render
 from ctxlab.ui.insights_view import ProblemsByProvider
 from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
 from ctxlab.ui.summary import Backend, Outcome, run
@@ -278,7 +278,7 @@ def session_cost(
         with st.spinner("Replaying every turn for the session cost…"):
             rep = cached_replay(strategy, ws, backend if strategy.uses_summarizer else None)
     except (SummarizerError, CtxlabError) as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     cost = SessionCost(rep.total_cost, rep.total_cost_with_cache)
     if len(cache) >= 16:
@@ -331,7 +331,7 @@ def configuration_outcome(
     try:
         messages, result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     if messages is not ws.counted.messages:  # pragma: no cover - chat_key's invariant
         raise RuntimeError("a cached result belongs to another chat")

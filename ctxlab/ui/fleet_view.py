@@ -35,7 +35,8 @@ from ctxlab.corpus.report import (
 )
 from ctxlab.errors import CtxlabError
 from ctxlab.pricing import format_usd
-from ctxlab.ui import fleet_figures
+from ctxlab.ui import fleet_figures, notices
+from ctxlab.ui.text import markdown_literal
 
 __all__ = [
     "DEFAULT_GRID",
@@ -218,7 +219,7 @@ def _evaluate_zip(data: bytes, specs: str, model: str) -> Path | None:
             raise CtxlabError("give at least one configuration, e.g. window-drop:budget=8000")
         extract_chats(data, base / "chats")
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     bar = st.progress(0.0, text="Evaluating…")
 
@@ -309,7 +310,7 @@ def render_report(path: Path) -> None:
     try:
         report = _report(key, stamp)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return
     if not report:
         st.info("This results file has no configuration yet.")
@@ -329,7 +330,7 @@ def render_report(path: Path) -> None:
         return
     first = shown[0]
     st.caption(
-        f"{first['conversations']:,} conversations · model {first['model']} · "
+        f"{first['conversations']:,} conversations · model {markdown_literal(first['model'])} · "
         "costs at list prices (ctxlab.pricing), with and without OpenAI's prompt cache"
     )
     st.dataframe(_table(shown), hide_index=True, key="fleet-table")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,8 @@ from ctxlab.strategies import (
 from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
+from ctxlab.ui import notices
+from ctxlab.ui.text import markdown_literal, visible
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
 __all__ = [
@@ -247,19 +248,6 @@ def _set_chat(chat: LoadedChat) -> None:
     st.session_state.pop(UPLOAD_LINK, None)
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
-
-
-def markdown_literal(text: str) -> str:
-    r"""``text`` made :func:`visible` and with every Markdown-special character backslash-escaped,
-    so Markdown shows it as typed (no link, image, colour directive or icon shortcode).
-
-    >>> print(markdown_literal("![x](http://t.invalid) :red[a]"))
-    \!\[x\]\(http\://t\.invalid\) \:red\[a\]
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible_title(text))
-
-
 def upload_link_notice(name: str) -> str:
     """What a link made from an uploaded (or pasted) chat says when it is opened (Markdown; the
     name, which comes from the URL, is shown literally)."""
@@ -268,8 +256,9 @@ def upload_link_notice(name: str) -> str:
             "This link was made from a pasted chat, which a link cannot carry: paste it again "
             "(the strategy and parameters of the link apply to it)."
         )
+    shown = markdown_literal(visible_title(name))
     return (
-        f"This link was made from an uploaded chat ({markdown_literal(name)}), which a link "
+        f"This link was made from an uploaded chat ({shown}), which a link "
         "cannot carry: upload it again (the strategy and parameters of the link apply to it)."
     )
 
@@ -291,7 +280,9 @@ def _read_chat(name: str) -> FileChat:
         return _sample_messages(name)
     chat = folder_chat(name)
     try:
-        with st.spinner(f"Reading {chat.path.name} ({chat.size_mb:,.1f} MB)…", show_time=True):
+        with st.spinner(
+            f"Reading {markdown_literal(chat.path.name)} ({chat.size_mb:,.1f} MB)…", show_time=True
+        ):
             return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
     except OSError as exc:  # removed or unreadable since it was listed
         raise CtxlabError(f"{chat.path.name}: cannot be read ({exc.strerror or exc})") from exc
@@ -326,7 +317,9 @@ def _parsed_upload(
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     try:
-        with st.spinner(f"Reading {visible_title(name)} ({size / 1024 / 1024:,.1f} MB)…"):
+        with st.spinner(
+            f"Reading {markdown_literal(visible_title(name))} ({size / 1024 / 1024:,.1f} MB)…"
+        ):
             limit = upload_limit_mb()
             check_size(data, name, limit)
             loaded = _parsed_upload(content_key(data), name, conversation, limit, data)
@@ -373,8 +366,6 @@ def _conversation_picker(
 
 
 def visible_title(text: str) -> str:
-    from ctxlab.ui.text import visible
-
     return visible(text)[:80]
 
 
@@ -517,13 +508,15 @@ def sidebar() -> Workspace | None:
         _load_sample(next(iter(samples)), samples)
     error = st.session_state.get(ERROR)
     if error:
-        side.error(error)
+        notices.error(error, where=side)
     chat: LoadedChat | None = st.session_state.get(CHAT)
     if chat is None:
         st.error("No chat is loaded: pick a sample, upload a file or paste JSON.")
         return None
     if error:
-        side.caption(f"Still showing the previous chat: {markdown_literal(chat.label)}")
+        side.caption(
+            f"Still showing the previous chat: {markdown_literal(visible_title(chat.label))}"
+        )
 
     side.header("Model")
     if st.session_state.get(MODEL) not in MODEL_CHOICES:
@@ -534,13 +527,14 @@ def sidebar() -> Workspace | None:
         base = get_counter(model)
         counter, tools = _request_counter(base, chat.tools)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     if not counter.is_exact:
         side.caption("Approximate counts: no public tokenizer for this family.")
     counted = _count_request(base, tools.tokens, chat.messages)
+    label = markdown_literal(visible_title(chat.label))
     side.caption(
-        f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
+        f"{label} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
     )
     _reading_warnings(chat.warnings)
@@ -605,11 +599,9 @@ def _reading_warnings(warnings: tuple[str, ...]) -> None:
     """What the file reader read leniently, under the chat's caption (escaped, one per line)."""
     if not warnings:
         return
-    from ctxlab.ui.text import visible
-
     with st.sidebar.expander(f"{len(warnings):,} reading warning(s)", icon=":material/warning:"):
         for warning in warnings:
-            st.caption(_MARKDOWN_SPECIAL.sub(r"\\\1", visible(warning)))
+            notices.caption(warning)
 
 
 def _upload_panel(samples: Mapping[str, str]) -> None:
@@ -642,7 +634,7 @@ def _paste_panel() -> None:
     try:
         check_size(text, "pasted chat", limit)
     except CtxlabError as exc:
-        side.error(str(exc))
+        notices.error(str(exc), where=side)
         return
     conversation = _conversation_picker(
         lambda: pasted_bytes(text),
@@ -739,7 +731,7 @@ def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
     try:
         return build_strategy(name, values)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
 
 

@@ -27,8 +27,9 @@ from ctxlab.hosting import address_policy, choose_key, literal_address_refusal
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
 from ctxlab.summarizers.scripted import PLACEHOLDER, PreviewSummarizer
-from ctxlab.ui.session import _MARKDOWN_SPECIAL, Workspace, hosting_settings, run_scope
-from ctxlab.ui.text import visible
+from ctxlab.ui import notices
+from ctxlab.ui.session import Workspace, hosting_settings, run_scope
+from ctxlab.ui.text import markdown_literal
 
 __all__ = [
     "PLACEHOLDER",
@@ -90,7 +91,7 @@ def _draw_backend() -> Backend:
         return Backend(offline, automatic=True, label="offline")
     settings = hosting_settings()
     for problem in settings.problems:
-        side.warning(f"Hosting setting ignored: {_literal(problem)}")
+        notices.warning(f"Hosting setting ignored: {problem}", where=side)
     base_url = side.text_input(
         "Base URL", key="ctx.base_url", placeholder=settings.default_endpoint.url
     )
@@ -128,7 +129,7 @@ def _draw_backend() -> Backend:
             "secrets.toml to give it one)",
             label,
         )
-    side.caption(_literal(choice.describe()))
+    side.caption(markdown_literal(choice.describe()))
     if settings.hosted:
         side.caption(
             "Hosted server: its key goes only to the endpoints its operator listed, and "
@@ -150,14 +151,9 @@ def _draw_backend() -> Backend:
     return Backend(real, automatic=False, label=label)
 
 
-def _literal(text: str) -> str:
-    """``text`` shown as typed by Markdown (base URLs and hosts come from the visitor)."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible(text))
-
-
 def _unavailable(reason: str, label: str) -> Backend:
     """A backend that refuses with ``reason`` when run (no request is ever sent), shown now."""
-    st.sidebar.error(_literal(reason))
+    notices.error(reason, where=st.sidebar)
     return Backend(Unavailable(reason), automatic=False, label=label)
 
 
@@ -228,10 +224,10 @@ def run(
             pressed = st.button("Run summarizer", key=button_key, type="primary")
         if backend.automatic or pressed or _is_cached(backend, request):
             try:
-                with st.spinner(f"Summarizing with {backend.label}…"):
+                with st.spinner(f"Summarizing with {markdown_literal(backend.label)}…"):
                     result = strategy.apply(messages, counter, backend.summarizer)
             except SummarizerError as exc:
-                st.error(f"The summarizer failed; nothing was changed. {exc}")
+                notices.error(f"The summarizer failed; nothing was changed. {exc}")
                 return Outcome(drafted, request, preview=True)
             return Outcome(result, result.summary_request or request)
         st.info(
@@ -240,5 +236,5 @@ def run(
         )
         return Outcome(drafted, request, preview=True)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None

@@ -20,7 +20,7 @@ from ctxlab.replay import COLUMNS, Replay, ReplayRow, replay
 from ctxlab.strategies import Decision, Strategy
 from ctxlab.summarizers import Summarizer
 from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, figures, insights_view
+from ctxlab.ui import binned_map, figures, insights_view, notices
 from ctxlab.ui.session import Workspace, apply_params
 from ctxlab.ui.strip import strip_html
 from ctxlab.ui.summary import Backend
@@ -218,10 +218,10 @@ def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Re
         with st.spinner("Replaying every turn…"):
             result = cached_replay(strategy, ws, backend)
     except SummarizerError as exc:
-        st.error(f"The summarizer failed; nothing was changed. {exc}")
+        notices.error(f"The summarizer failed; nothing was changed. {exc}")
         return None
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     st.session_state["ctx.replay"] = (key, result)
     return result
@@ -408,7 +408,7 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         st.info("The chat has no assistant turn, so there is nothing to replay.")
         return
     for warning in rep.warnings:
-        st.warning(warning)
+        notices.warning(warning)
     insights_view.render_resummarization_guard(
         strategy,
         ws.chat.messages,
@@ -500,7 +500,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     try:
         context = rep.context_at(turn)
     except (CtxlabError, IndexError, ValueError) as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return
     insights_view.render_provider_badges(
         context.messages, key="replay-ctx", counter=ws.counter, model=ws.model_info
@@ -552,7 +552,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
         seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
         retention = fact_retention(ws.chat.messages[:stop], context.messages, seen)
         lost = retention.lost()
-        st.caption(
+        notices.caption(
             f"Fact retention at turn {turn}: {retention.percent:.1f}% "
             f"({retention.retained:,} of {retention.total:,} facts seen so far)"
             + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")
