@@ -46,7 +46,9 @@ from ctxlab.errors import SummarizerError
 
 __all__ = [
     "ALLOW_PRIVATE_ENV",
+    "DEFAULT_KEY_MODELS",
     "KEY_ENDPOINTS_ENV",
+    "KEY_MODELS_ENV",
     "OFFICIAL_ENDPOINT",
     "PROFILES",
     "PROFILE_ENV",
@@ -73,6 +75,11 @@ KEY_ENDPOINTS_ENV = "CTXLAB_KEY_ENDPOINTS"
 """Comma-separated base URLs the server's key may be sent to (default: the official API)."""
 ALLOW_PRIVATE_ENV = "CTXLAB_ALLOW_PRIVATE_ENDPOINTS"
 """``1`` lets the hosted profile call private, loopback and link-local addresses."""
+KEY_MODELS_ENV = "CTXLAB_KEY_MODELS"
+"""Comma-separated models the server's key may be used with (``*``: any model)."""
+DEFAULT_KEY_MODELS = ("gpt-4o-mini", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-5-mini", "gpt-5-nano")
+"""The small models a summary costs cents with: a visitor cannot run the operator's bill up with
+the most expensive model unless the operator lists it."""
 PROFILES = ("hosted", "local")
 OFFICIAL_ENDPOINT = "https://api.openai.com/v1"
 SETTING_NAMES = (
@@ -81,6 +88,7 @@ SETTING_NAMES = (
     PROFILE_ENV,
     KEY_ENDPOINTS_ENV,
     ALLOW_PRIVATE_ENV,
+    KEY_MODELS_ENV,
     "CTXLAB_CHATS_DIR",
     "CTXLAB_RESULTS_DIR",
     "CTXLAB_SAMPLES_DIR",
@@ -244,6 +252,8 @@ class HostingSettings:
     results_dir: Path
     samples_dir: Path
     server_key: str = field(default="", repr=False, compare=False)
+    key_models: tuple[str, ...] | None = DEFAULT_KEY_MODELS
+    """The models the server's key may be used with in the hosted profile (None: any)."""
     default_endpoint: Endpoint = field(default_factory=lambda: parse_base_url(OFFICIAL_ENDPOINT))
     problems: tuple[str, ...] = ()
     """Settings that could not be read; each was replaced by its safe default."""
@@ -259,6 +269,10 @@ class HostingSettings:
     def key_may_go_to(self, endpoint: Endpoint) -> bool:
         """Whether the server's key may be sent to ``endpoint`` (any, in the local profile)."""
         return not self.hosted or endpoint in self.key_endpoints
+
+    def key_may_pay_for(self, model: str) -> bool:
+        """Whether the server's key may be used with ``model`` (any, in the local profile)."""
+        return not self.hosted or self.key_models is None or model.strip() in self.key_models
 
 
 def read_settings(
@@ -309,6 +323,12 @@ def read_settings(
             continue
         if endpoint not in endpoints:
             endpoints.append(endpoint)
+    models_text = get(KEY_MODELS_ENV)
+    key_models: tuple[str, ...] | None = DEFAULT_KEY_MODELS
+    if models_text == "*":
+        key_models = None
+    elif models_text:
+        key_models = tuple(dict.fromkeys(m.strip() for m in models_text.split(",") if m.strip()))
     allow_text = get(ALLOW_PRIVATE_ENV).lower()
     if allow_text in _TRUE:
         allow_private = True
@@ -332,6 +352,7 @@ def read_settings(
         results_dir=results,
         samples_dir=samples,
         server_key=key,
+        key_models=key_models,
         default_endpoint=default,
         problems=tuple(problems),
     )
@@ -358,11 +379,20 @@ class KeyChoice:
     endpoint: Endpoint
     source: Literal["server", "visitor", "none", "refused"]
     key: str = field(default="", repr=False, compare=False)
+    model: str = ""
+    allowed_models: tuple[str, ...] = ()
+    """Set when the refusal is for the model: the models the server's key may be used with."""
 
     @property
     def refusal(self) -> str | None:
         if self.source != "refused":
             return None
+        if self.allowed_models:
+            return (
+                f"the server's key is only used with the models the operator listed "
+                f"({', '.join(self.allowed_models)}): pick one of them, or bring your own key "
+                f"for {self.model[:80]}"
+            )
         return (
             f"this endpoint needs your own key: bring your own key for this endpoint "
             f"({self.endpoint.where}); the server's key is only sent to the endpoints the "
@@ -380,12 +410,16 @@ class KeyChoice:
         return f"This endpoint needs your own key: {self.endpoint.where}."
 
 
-def choose_key(settings: HostingSettings, base_url: str, visitor_key: str = "") -> KeyChoice:
-    """Which key a call to ``base_url`` ("" = the default endpoint) may use.
+def choose_key(
+    settings: HostingSettings, base_url: str, visitor_key: str = "", model: str | None = None
+) -> KeyChoice:
+    """Which key a call to ``base_url`` ("" = the default endpoint) for ``model`` may use.
 
     A key the visitor typed is theirs to send anywhere. The server's key goes only where
-    :meth:`HostingSettings.key_may_go_to` allows; elsewhere the choice is ``refused`` while
-    the server holds a key (so that a visitor is never silently served by it).
+    :meth:`HostingSettings.key_may_go_to` allows, and pays only for the models
+    :meth:`HostingSettings.key_may_pay_for` allows (``model`` None: the endpoint alone is
+    judged); otherwise the choice is ``refused`` while the server holds a key (so that a
+    visitor is never silently served by it).
 
     Raises:
         SummarizerError: ``base_url`` is not a base URL ctxlab calls (:func:`parse_base_url`).
@@ -396,9 +430,11 @@ def choose_key(settings: HostingSettings, base_url: str, visitor_key: str = "") 
         return KeyChoice(endpoint, "visitor", visitor_key)
     if not settings.has_server_key:
         return KeyChoice(endpoint, "none")
-    if settings.key_may_go_to(endpoint):
-        return KeyChoice(endpoint, "server", settings.server_key)
-    return KeyChoice(endpoint, "refused")
+    if not settings.key_may_go_to(endpoint):
+        return KeyChoice(endpoint, "refused")
+    if model is not None and not settings.key_may_pay_for(model):
+        return KeyChoice(endpoint, "refused", model=model, allowed_models=settings.key_models or ())
+    return KeyChoice(endpoint, "server", settings.server_key)
 
 
 # -- which addresses -------------------------------------------------------------------------

@@ -19,7 +19,10 @@ from hypothesis import strategies as st
 
 from ctxlab.errors import SummarizerError
 from ctxlab.hosting import (
+    DEFAULT_KEY_MODELS,
+    KEY_MODELS_ENV,
     OFFICIAL_ENDPOINT,
+    PROFILE_ENV,
     AddressPolicy,
     Endpoint,
     HostingSettings,
@@ -346,3 +349,40 @@ def test_the_operators_listed_endpoints_may_be_internal() -> None:
     assert addresses_for("10.0.0.5", 8000, policy, lambda h, p: [h]) == ["10.0.0.5"]
     with pytest.raises(SummarizerError):
         addresses_for("10.0.0.5", 8001, policy, lambda h, p: [h])
+
+
+# -- which models the server's key pays for ---------------------------------------------------
+
+
+def test_the_server_key_pays_only_for_the_listed_small_models_by_default() -> None:
+    settings = hosted()
+    assert settings.key_models == DEFAULT_KEY_MODELS
+    assert choose_key(settings, "", model="gpt-4o-mini").source == "server"
+    choice = choose_key(settings, "", model="o1-pro")
+    assert choice.source == "refused" and choice.key == ""
+    assert choice.refusal is not None
+    assert "only used with the models the operator listed" in choice.refusal
+    assert "bring your own key for o1-pro" in choice.refusal
+    # the visitor's own key pays for any model
+    assert choose_key(settings, "", " sk-visitor ", model="o1-pro").source == "visitor"
+
+
+def test_the_operator_lists_the_models_or_allows_any() -> None:
+    listed = hosted(**{KEY_MODELS_ENV: " gpt-5 , gpt-5-mini,gpt-5 "})
+    assert listed.key_models == ("gpt-5", "gpt-5-mini")
+    assert choose_key(listed, "", model="gpt-5").source == "server"
+    assert choose_key(listed, "", model="gpt-4o-mini").source == "refused"
+    anything = hosted(**{KEY_MODELS_ENV: "*"})
+    assert anything.key_models is None
+    assert choose_key(anything, "", model="o1-pro").source == "server"
+
+
+def test_the_local_profile_does_not_limit_the_models() -> None:
+    local = hosted(**{PROFILE_ENV: "local"})
+    assert choose_key(local, "", model="o1-pro").source == "server"
+
+
+@given(st.text(max_size=30))
+def test_no_model_outside_the_list_gets_the_server_key(model: str) -> None:
+    choice = choose_key(hosted(), "", model=model)
+    assert (choice.source == "server") == (model.strip() in DEFAULT_KEY_MODELS)

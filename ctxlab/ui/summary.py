@@ -115,7 +115,7 @@ def _draw_backend() -> Backend:
         side.caption("A key you entered is set for this session.")
         side.button("Forget the key", key="ctx.forget_key", on_click=_forget_key)
     try:
-        choice = choose_key(settings, base_url, held)
+        choice = choose_key(settings, base_url, held, model)
     except SummarizerError as exc:
         return _unavailable(str(exc), f"{model} at an invalid base URL")
     label = f"{model} at {choice.endpoint.where}"
