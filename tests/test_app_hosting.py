@@ -42,6 +42,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "CTXLAB_PROFILE",
         "CTXLAB_KEY_ENDPOINTS",
         "CTXLAB_ALLOW_PRIVATE_ENDPOINTS",
+        "CTXLAB_KEY_MODELS",
     ):
         monkeypatch.delenv(name, raising=False)
     quick = functools.partial(
@@ -151,6 +152,23 @@ def test_an_operator_listed_endpoint_gets_the_server_key(
     assert not at.sidebar.error
     assert _press_run(at) == []
     assert [r.auth_sha256 for r in fake_openai.chat_requests()] == [_bearer(SERVER_KEY)]
+
+
+def test_the_servers_key_pays_only_for_the_listed_models(
+    fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_KEY)
+    monkeypatch.setenv("CTXLAB_KEY_ENDPOINTS", fake_openai.base_url)
+    at = _endpoint_app(fake_openai.base_url)
+    at.sidebar.text_input(key="ctx.sum_model").input("o1-pro").run()
+    refusals = " ".join(e.value for e in at.sidebar.error).replace("\\", "")
+    assert "only used with the models the operator listed" in refusals, refusals
+    errors = _press_run(at)
+    assert errors and "nothing was changed" in errors[0]
+    assert fake_openai.requests == []
+    at.sidebar.text_input(key="ctx.api_key").input(VISITOR_KEY).run()  # their own key pays
+    assert _press_run(at) == []
+    assert [r.auth_sha256 for r in fake_openai.chat_requests()] == [_bearer(VISITOR_KEY)]
 
 
 def test_the_local_profile_keeps_the_servers_key_for_any_endpoint(
