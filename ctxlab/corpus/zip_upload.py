@@ -120,7 +120,14 @@ def _open(data: bytes, limits: ZipLimits) -> zipfile.ZipFile:
         return zipfile.ZipFile(io.BytesIO(data))
     except UnicodeDecodeError:
         raise CtxlabError("the zip is damaged: a member name is not valid UTF-8") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        NotImplementedError,  # "zip file version 6.6": a format feature zipfile lacks
+        ValueError,
+        EOFError,
+        OSError,
+    ) as exc:
         raise CtxlabError(f"the upload is not a readable zip file ({exc})") from None
 
 
@@ -145,7 +152,7 @@ def _check_member(info: zipfile.ZipInfo, limits: ZipLimits) -> None:
         )
     if "\x00" in info.orig_filename:
         raise CtxlabError(f"zip member {name}: its name holds a NUL character")
-    if info.flag_bits & 0x1:
+    if info.flag_bits & 0x41:  # bit 0: encrypted; bit 6: strong encryption
         raise CtxlabError(f"zip member {name} is encrypted; upload an unencrypted zip")
     if info.compress_type not in _SUPPORTED:
         method = _METHODS.get(info.compress_type, "unknown")
@@ -211,7 +218,8 @@ def _read(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int) -> bytes
             "(the zip is damaged)"
         ) from None
     except (zlib.error, lzma.LZMAError, OSError, ValueError, RuntimeError) as exc:
-        # bz2 reports bad data as OSError; RuntimeError/NotImplementedError are checked before.
+        # bz2 reports bad data as OSError; NotImplementedError (a RuntimeError) is a header
+        # feature zipfile lacks, such as patched data (flag bit 5).
         raise CtxlabError(f"zip member {name} is damaged ({type(exc).__name__}: {exc})") from None
     if size != info.file_size:
         raise CtxlabError(
