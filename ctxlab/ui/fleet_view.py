@@ -7,9 +7,11 @@ number comes from SQL in DuckDB (:mod:`ctxlab.corpus.report`), cached per result
 modification time, so changing a filter only redraws figures from small, cached frames.
 
 An uploaded zip is extracted and evaluated in a private temporary folder of its own
-(:class:`~ctxlab.corpus.upload_folder.UploadFolder`, mode 0700) that the viewer's session state
-owns: it is removed when the session ends, when the viewer evaluates another zip, or when the
-server exits; a server that was killed leaves folders that the next one sweeps at start-up.
+(:class:`~ctxlab.corpus.upload_folder.UploadFolder`, mode 0700) held by a session-scoped
+resource: it is removed when the viewer's session disconnects (Streamlit releases session-scoped
+resources then; session state itself lingers until a garbage collection that an idle server may
+never run), when the viewer evaluates another zip, or when the server exits; a server that was
+killed leaves folders that the next one sweeps at start-up.
 So two viewers never share a results file. The upload is held to the caps of
 :mod:`ctxlab.corpus.zip_upload` and the Configurations box to :data:`MAX_GRID_CHARS` characters
 and :data:`MAX_CONFIGURATIONS` configurations; a damaged results file is an error box, never a
@@ -72,7 +74,6 @@ DEFAULT_GRID = (
     "clear-tool-results:trigger_tokens=30000\n"
     "sliding-window:window=40"
 )
-_UPLOAD = "fleet.upload"  # session key: the UploadFolder this session evaluated into
 _RESULTS_FILE = "results.duckdb"
 _LONG_PARAM = 200  # parameter texts longer than this stay out of links (a prompt)
 
@@ -189,6 +190,29 @@ def _worst(path: str, stamp: float, config_key: str, by: str) -> pd.DataFrame:
 # -- widgets ----------------------------------------------------------------------------------
 
 
+class _SessionUpload:
+    """The folder of this session's evaluated upload, if any; removed with the session."""
+
+    def __init__(self) -> None:
+        self.folder: UploadFolder | None = None
+
+    def replace(self, folder: UploadFolder) -> None:
+        previous, self.folder = self.folder, folder
+        if previous is not None:
+            previous.remove()
+
+    def release(self) -> None:
+        if self.folder is not None:
+            self.folder.remove()
+            self.folder = None
+
+
+@st.cache_resource(show_spinner=False, scope="session", on_release=_SessionUpload.release)
+def _session_upload() -> _SessionUpload:
+    """This session's upload holder: Streamlit releases it (and the folder) on disconnect."""
+    return _SessionUpload()
+
+
 _sweep_lock = threading.Lock()
 _swept = False
 
@@ -255,8 +279,8 @@ def results_picker() -> Path | None:
     side.header("Fleet results")
     folder = results_dir()
     names = list_results(folder)
-    uploaded: UploadFolder | None = st.session_state.get(_UPLOAD)
-    options = names + (["This session's upload"] if uploaded is not None else [])
+    held = _session_upload()
+    options = names + (["This session's upload"] if held.folder is not None else [])
     with side.expander("Evaluate chats from a zip", expanded=not options):
         upload = st.file_uploader(
             "Zip of chat files (.json, .jsonl)", type=["zip"], key="fleet-zip"
@@ -272,7 +296,7 @@ def results_picker() -> Path | None:
         if st.button("Evaluate", key="fleet-evaluate", disabled=upload is None) and upload:
             evaluated = _evaluate_zip(upload.getvalue(), specs, model)
             if evaluated is not None:
-                st.session_state[_UPLOAD] = evaluated  # the previous upload's folder goes
+                held.replace(evaluated)
                 st.session_state["fleet-results"] = "This session's upload"
                 options = [*names, "This session's upload"]
     if not options:
@@ -283,8 +307,7 @@ def results_picker() -> Path | None:
         return None
     picked = side.selectbox("Results", options, key="fleet-results")
     if picked == "This session's upload":
-        own: UploadFolder | None = st.session_state.get(_UPLOAD)
-        return None if own is None else own.path / _RESULTS_FILE
+        return None if held.folder is None else held.folder.path / _RESULTS_FILE
     return folder / str(picked)
 
 
