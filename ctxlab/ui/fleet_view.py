@@ -208,9 +208,21 @@ class _SessionUpload:
 
 
 @st.cache_resource(show_spinner=False, scope="session", on_release=_SessionUpload.release)
-def _session_upload() -> _SessionUpload:
-    """This session's upload holder: Streamlit releases it (and the folder) on disconnect."""
+def _cached_session_upload() -> _SessionUpload:
     return _SessionUpload()
+
+
+def _session_upload() -> _SessionUpload:
+    """This session's upload holder: Streamlit releases it (and the folder) on disconnect.
+
+    Without a session (the page run as a bare script, as a process pool's worker does when it
+    re-imports a ``__main__`` that is this page) there is nothing uploaded: an empty holder.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return _SessionUpload()
+    return _cached_session_upload()
 
 
 _sweep_lock = threading.Lock()
