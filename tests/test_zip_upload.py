@@ -119,7 +119,7 @@ def test_a_zip_bomb_stops_at_the_byte_cap_while_decompressing(tmp_path: Path) ->
     with pytest.raises(CtxlabError, match=r"over 1 MB uncompressed \(reached at member"):
         extract_chats(bomb, tmp_path, ZipLimits(total_bytes=1_000_000))
     lying = patched(bomb, local=22, central=24, fmt="<L", value=10)
-    with pytest.raises(CtxlabError, match="'bomb.json'"):
+    with pytest.raises(CtxlabError, match=r"'bomb\.json'"):
         extract_chats(lying, tmp_path, ZipLimits(total_bytes=1_000_000))
 
 
