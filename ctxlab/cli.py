@@ -4,18 +4,21 @@ Every subcommand reads the registry only (strategy names, parameters, help), so 
 module is usable here with no change. Bad input (an unreadable chat, an unknown strategy or
 parameter, a failing summarizer, a missing file) prints one line ``ctxlab: error: ...`` on
 stderr and exits with status 2; there is never a traceback for it. An API key is read from
-``OPENAI_API_KEY`` only and never printed.
+``OPENAI_API_KEY`` only and never printed. Whatever a command prints passes through
+:func:`ctxlab.visible.visible`, so a chat file's terminal escape sequences, bidirectional
+overrides and other control characters appear as ``\\uXXXX`` instead of acting on the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
 from ctxlab.formats import (
@@ -30,6 +33,7 @@ from ctxlab.model import Message
 from ctxlab.rounds import Round
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import tool_overhead, with_tools
+from ctxlab.visible import visible
 
 if TYPE_CHECKING:
     from ctxlab.strategies import Strategy, TrimResult
@@ -52,6 +56,35 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{message} (see: {self.prog} --help)")
+
+
+class _VisibleText(io.TextIOBase):
+    """A text stream that writes everything through :func:`~ctxlab.visible.visible`: what the
+    commands print from a file (names, ids, content, errors) can never drive the terminal.
+
+    JSON stays valid and means the same: the characters escaped here only occur inside JSON
+    strings, where ``\\uXXXX`` is the same character.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def writable(self) -> bool:
+        return True
+
+
+def _visible_stream(stream: TextIO) -> TextIO:
+    return cast(TextIO, _VisibleText(stream))
 
 
 # -- small formatting helpers ------------------------------------------------------------------
@@ -279,7 +312,7 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
     chat = counter.counted(messages)
     result = strategy.apply(chat.messages, counter, summarizer)
     if args.show_request:
-        request_out = sys.stderr if args.json else out
+        request_out = _visible_stream(sys.stderr) if args.json else out
         if result.summary_request is None:
             print("summarizer request: none (the strategy did not summarize)", file=request_out)
         else:
@@ -607,19 +640,21 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         print(json.dumps(items, indent=2), file=out)
     elif args.csv:
-        import csv
+        from ctxlab.csvtext import csv_text
 
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(REPORT_COLUMNS)
-        for r in items:
-            writer.writerow(
+        csv_text(
+            REPORT_COLUMNS,
+            (
                 [
                     json.dumps(r[c], sort_keys=True)
                     if c == "params"
                     else ("" if r[c] is None else r[c])
                     for c in REPORT_COLUMNS
                 ]
-            )
+                for r in items
+            ),
+            out,
+        )
     elif items:
         _table(_report_rows(items), [False, *([True] * 11)], out)
     else:
@@ -803,7 +838,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ctxlab`` command; returns the exit status (0 ok, 2 bad input)."""
     parser = build_parser()
-    out = sys.stdout
+    out = _visible_stream(sys.stdout)
     try:
         args, rest = parser.parse_known_args(argv)
         if rest and args.run is not _cmd_app:
@@ -816,7 +851,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (_UsageError, CtxlabError, OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return EXIT_OK
-        print(f"ctxlab: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"ctxlab: error: {visible(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("ctxlab: interrupted", file=sys.stderr)

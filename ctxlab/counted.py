@@ -83,7 +83,7 @@ class _PrefixPositions(Mapping[str, int]):
         return len(self._ids)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, weakref_slot=True)
 class CountedChat:
     """``messages`` with ``counts[i]`` tokens each, the reply priming of the counter, and the
     request's fixed ``overhead`` (the tokens of its tool definitions; 0 without tools).
@@ -121,10 +121,14 @@ class CountedChat:
         return self.reply_priming + self.overhead
 
     def with_overhead(self, overhead: int) -> CountedChat:
-        """The same chat with another fixed overhead (self when it is the same)."""
+        """The same chat with another fixed overhead (self when it is the same); the same object
+        for every caller while this chat lives, so what is derived from it is shared too."""
         if overhead == self.overhead:
             return self
-        return CountedChat(self.messages, self.counts, self.reply_priming, overhead)
+        return self.derived(
+            ("with_overhead", overhead),
+            lambda chat: CountedChat(chat.messages, chat.counts, chat.reply_priming, overhead),
+        )
 
     @property
     def total(self) -> int:

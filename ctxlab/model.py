@@ -82,7 +82,7 @@ class CompactionMeta:
         return dataclasses.replace(self, summary_text=summary)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Message:
     """One chat message; immutable.
 
@@ -102,6 +102,8 @@ class Message:
     # Fields of the source message that ctxlab does not model, kept so a dump loses nothing
     # (e.g. ``refusal``, ``audio``). Never used for counting or trimming.
     extra: tuple[tuple[str, Any], ...] = field(default=(), compare=False, repr=False)
+
+    # weakref_slot: token counters keep a message's count only while the message lives.
 
     def __hash__(self) -> int:
         # id + content identify a message in practice and both hashes are cached by CPython, so

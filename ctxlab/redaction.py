@@ -20,8 +20,10 @@ Marker text has one source of truth: :data:`REDACTED` and :func:`marker`.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ctxlab.model import Role
@@ -61,7 +63,9 @@ class Rule:
     """One named credential pattern.
 
     When the pattern has groups named ``value...``, only the one that matched is masked (the key
-    name of a ``password=...`` pair stays readable); otherwise the whole match is.
+    name of a ``password=...`` pair stays readable); otherwise the whole match is. ``accept``,
+    when given, must also say yes to the masked text (for shapes a regex alone would over-match,
+    such as the value of any ``*_KEY=`` assignment).
     """
 
     name: str
@@ -70,6 +74,7 @@ class Rule:
     # Case-folded substrings of which every match holds at least one: a text holding none is
     # skipped without running the pattern (most messages hold no secret; keeps 100k chats fast).
     hints: tuple[str, ...] = ()
+    accept: Callable[[str], bool] | None = None
 
     def may_match(self, lowered: str) -> bool:
         return not self.hints or any(hint in lowered for hint in self.hints)
@@ -79,25 +84,72 @@ class Rule:
         masked = marker(self.name)
         value_groups = [g for g in self.pattern.groupindex if g.startswith("value")]
 
+        count = 0
+
         def replace(match: re.Match[str]) -> str:
+            nonlocal count
             group = next((g for g in value_groups if match.group(g) is not None), None)
+            value = match.group() if group is None else match.group(group)
+            if self.accept is not None and not self.accept(value):
+                return match.group()
+            count += 1
             if group is None:
                 return masked
             start, end = match.span(group)
             return text[match.start() : start] + masked + text[end : match.end()]
 
-        return self.pattern.subn(replace, text)
+        return self.pattern.sub(replace, text), count
 
 
-def _rule(name: str, description: str, regex: str, hints: tuple[str, ...]) -> Rule:
-    return Rule(name, description, re.compile(regex), hints)
+def _rule(
+    name: str,
+    description: str,
+    regex: str,
+    hints: tuple[str, ...],
+    accept: Callable[[str], bool] | None = None,
+) -> Rule:
+    return Rule(name, description, re.compile(regex), hints, accept)
+
+
+def _token(prefix: str, body: str) -> str:
+    """A provider token: ``prefix`` + ``body``, not glued to a longer word on either side."""
+    return r"(?<![A-Za-z0-9_-])" + prefix + body + r"(?![A-Za-z0-9_-])"
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+_WORD = r"(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]*"
+_IDENTIFIER = re.compile(rf"[./]*{_WORD}(?:[_.:/-]+{_WORD})*|[0-9.:-]+")
+
+
+def _looks_generated(value: str) -> bool:
+    """A value that looks machine-generated (a key), not a name, a number or a word.
+
+    The gitleaks generic-api-key idea: long enough, letters and digits mixed, high entropy; a
+    snake/kebab/dotted identifier (``user_profile_v2``), a version or a date is not a key.
+    """
+    value = value.strip("\"'")
+    if len(value) < 16 or _IDENTIFIER.fullmatch(value):
+        return False
+    has_letter = any(c.isalpha() for c in value)
+    has_digit = any(c.isdigit() for c in value)
+    return has_letter and has_digit and _entropy(value) >= 3.2
 
 
 # Key names whose value is a secret in `name=value`, `name: value` and `"name": "value"` pairs.
 _SECRET_NAMES = (
-    r"password|passwd|passphrase|pwd|secret|client[_-]?secret|api[_-]?key|apikey"
-    r"|access[_-]?key|private[_-]?key|(?:access|auth|refresh|id|session)[_-]?token|token"
+    r"password|passwd|passphrase|pwd|api[_-]?key|apikey"
+    r"|access[_-]?key|private[_-]?key|auth[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|(?:access|auth|refresh|id|session|bearer|bot|app)[_-]?token|token"
+    # Anything named secret (`STRIPE_SECRET_KEY`, `client_secret`, `SECRET_KEY_BASE`).
+    r"|secret(?:[_.-]?(?:key|token|value|base|id)|[_.-][A-Za-z0-9]+){0,2}"
 )
+# `NAME_KEY=value` names any key: masked only when the value looks generated (see accept).
+_KEY_NAMES = r"(?:[A-Za-z0-9]+[_.-])+(?:key|KEY|Key)|[a-z][A-Za-z0-9]*Key"
 _PAIR_VALUE = (
     r'(?:\\?"(?P<value_dq>' + _NOT_MASKED + r'(?:[^"\\\n]|\\[^"\n])+)\\?"'
     r"|'(?P<value_sq>" + _NOT_MASKED + r"[^'\n]+)'"
@@ -115,6 +167,13 @@ RULES: tuple[Rule, ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
         r"(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\:,-]*)",
         ("private key-----",),
+    ),
+    _rule(
+        "url-credentials",
+        "passwords in URLs (scheme://user:password@host: database DSNs, git remotes, proxies)",
+        r"(?i)(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{1,30}://[^\s:/?#@\"'<>\\]*:"
+        r"(?P<value>" + _NOT_MASKED + r"[^\s/?#@\"'<>\\]+)@(?=[A-Za-z0-9\[])",
+        ("://",),
     ),
     _rule(
         "anthropic-key",
@@ -151,10 +210,55 @@ RULES: tuple[Rule, ...] = (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     _rule(
+        "stripe-key",
+        "Stripe keys (sk_live_, sk_test_, rk_live_, rk_test_, pk_live_, whsec_)",
+        _token(r"(?:(?:sk|rk|pk)_(?:live|test|prod)_|whsec_)", r"[A-Za-z0-9]{16,}"),
+        ("sk_", "rk_", "pk_", "whsec_"),
+    ),
+    _rule(
+        "gitlab-token",
+        "GitLab tokens (glpat-, gldt-, glptt-, glrt-, glsoat-, glcbt-, ...)",
+        _token(r"gl(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ffct|ft)-", r"[A-Za-z0-9_.-]{20,}"),
+        tuple(
+            f"gl{p}-"
+            for p in ("pat", "dt", "ptt", "rt", "soat", "cbt", "imt", "agent", "oas", "ffct", "ft")
+        ),
+    ),
+    _rule(
+        "huggingface-token",
+        "Hugging Face tokens (hf_..., api_org_...)",
+        _token(r"(?:hf_|api_org_)", r"[A-Za-z0-9]{30,}"),
+        ("hf_", "api_org_"),
+    ),
+    _rule(
+        "sendgrid-key",
+        "SendGrid API keys (SG.<id>.<secret>)",
+        _token(r"SG\.", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+        ("sg.",),
+    ),
+    _rule(
+        "npm-token",
+        "npm access tokens (npm_...)",
+        _token(r"npm_", r"[A-Za-z0-9]{36}"),
+        ("npm_",),
+    ),
+    _rule(
+        "pypi-token",
+        "PyPI upload tokens (pypi-AgE...)",
+        _token(r"pypi-AgE", r"[A-Za-z0-9_-]{40,}"),
+        ("pypi-age",),
+    ),
+    _rule(
+        "twilio-key",
+        "Twilio API key SIDs and account SIDs (SK / AC + 32 hex)",
+        r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])",
+        ("sk", "ac"),
+    ),
+    _rule(
         "slack-token",
-        "Slack tokens (xoxb-, xoxa-, xoxp-, xoxr-, xoxs-)",
-        r"(?<![A-Za-z0-9])xox[baprs]-[A-Za-z0-9-]{10,}",
-        ("xox",),
+        "Slack tokens (xoxb-, xoxa-, xoxp-, xoxr-, xoxs-, xoxe-, xapp-)",
+        r"(?<![A-Za-z0-9])(?:xox[abeprs]|xapp)-[A-Za-z0-9-]{10,}",
+        ("xox", "xapp-"),
     ),
     _rule(
         "google-api-key",
@@ -184,6 +288,13 @@ RULES: tuple[Rule, ...] = (
         + _PAIR_SEPARATOR
         + _PAIR_VALUE,
         ("pass", "pwd", "secret", "key", "token"),
+    ),
+    _rule(
+        "key-assignment",
+        "*_KEY= / fooKey: assignments whose value looks generated (entropy, letters and digits)",
+        r"(?<![A-Za-z0-9])(?:" + _KEY_NAMES + r")(?![A-Za-z0-9])" + _PAIR_SEPARATOR + _PAIR_VALUE,
+        ("key",),
+        _looks_generated,
     ),
 )
 

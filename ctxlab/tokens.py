@@ -9,14 +9,18 @@ figures for its example messages and tool definitions.
 
 Counts are cached per message (keyed by id + content, see :class:`Message`) and per text, and a
 whole chat's :class:`CountedChat` is cached by identity, so a second count of the same chat does
-no tokenization at all.
+no tokenization at all. The caches are bounded: a message's count and a chat's
+:class:`CountedChat` are kept while someone holds the message or the chat (weak references: a
+chat's counts are released with the last session holding it), and the per-text cache keeps at
+most ``CTXLAB_TEXT_COUNT_CACHE_MB`` of text, least recently used first out
+(:mod:`ctxlab.caches`).
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,10 +28,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import tiktoken
 
+from ctxlab.caches import BoundedCache, megabytes_from_env
 from ctxlab.catalog import CATALOG
 from ctxlab.counted import CountedChat
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
+from ctxlab.long_runs import LONG_RUN, count_tokens
 from ctxlab.model import Message
 
 __all__ = [
@@ -99,14 +105,18 @@ class _CachingCounter:
     label: str
     is_exact: bool
 
-    # How many whole chats keep their CountedChat: the app shows a handful of chats at a time.
-    _CHAT_CACHE_SIZE = 8
-
-    def __init__(self, accounting: ChatAccounting) -> None:
+    def __init__(self, accounting: ChatAccounting, text_cache_bytes: int | None = None) -> None:
         self.accounting = accounting
-        self._by_message: dict[Message, int] = {}
-        self._by_text: dict[str, int] = {}
-        self._by_chat: OrderedDict[int, tuple[Sequence[Message], CountedChat]] = OrderedDict()
+        # Kept while the message lives (whoever holds its chat): no count outlives its chat.
+        self._by_message: weakref.WeakKeyDictionary[Message, int] = weakref.WeakKeyDictionary()
+        if text_cache_bytes is None:
+            text_cache_bytes = megabytes_from_env("CTXLAB_TEXT_COUNT_CACHE_MB")
+        self._by_text: BoundedCache[str, int] = BoundedCache(
+            max_bytes=text_cache_bytes, weigh=_text_weight
+        )
+        # id(messages tuple) -> its CountedChat, while someone holds the CountedChat (which
+        # holds the tuple, so the id cannot name another tuple while the entry lives).
+        self._by_chat: weakref.WeakValueDictionary[int, CountedChat] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         self.texts_tokenized = 0  # observable proof that caches work (tests, benchmarks)
 
@@ -117,13 +127,15 @@ class _CachingCounter:
     # -- text level --------------------------------------------------------------------------
     def _count_texts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts``, tokenizing each distinct uncached text once."""
-        by_text = self._by_text
-        todo = list({t: None for t in texts if t not in by_text})
+        distinct = list(dict.fromkeys(texts))
+        found = dict(zip(distinct, self._by_text.get_many(distinct), strict=True))
+        todo = [t for t, n in found.items() if n is None]
         if todo:
-            for text, n in zip(todo, self._count_uncached(todo), strict=True):
-                by_text[text] = n
+            counted = self._count_uncached(todo)
+            found.update(zip(todo, counted, strict=True))
+            self._by_text.put_many(zip(todo, counted, strict=True))
             self.texts_tokenized += len(todo)
-        return [by_text[t] for t in texts]
+        return [found[t] for t in texts]  # type: ignore[misc]
 
     def count_text(self, text: str) -> int:
         return self._count_texts([text])[0]
@@ -184,22 +196,20 @@ class _CachingCounter:
     def counted(
         self, messages: Sequence[Message], progress: ProgressCallback | None = None
     ) -> CountedChat:
-        """The :class:`CountedChat` of ``messages``; O(1) when this very sequence was counted."""
+        """The :class:`CountedChat` of ``messages``; O(1) when this very tuple was counted and
+        its CountedChat is still held by someone (hold it to keep re-trims O(1))."""
         key = id(messages)
         with self._lock:
             hit = self._by_chat.get(key)
-            if hit is not None and hit[0] is messages:
-                self._by_chat.move_to_end(key)
-                return hit[1]
+        if hit is not None and hit.messages is messages:
+            return hit
         chat = CountedChat(
             tuple(messages), tuple(self.counts(messages, progress)), self.accounting.reply_priming
         )
         with self._lock:
-            # The entry holds the sequence itself, so its id cannot be reused while cached.
-            self._by_chat[key] = (messages, chat)
-            self._by_chat[id(chat.messages)] = (chat.messages, chat)
-            while len(self._by_chat) > self._CHAT_CACHE_SIZE:
-                self._by_chat.popitem(last=False)
+            # Only a tuple is its CountedChat's own messages (``tuple(t) is t``), which the entry
+            # keeps alive; a list's id could be reused by another list once it is freed.
+            self._by_chat[id(chat.messages)] = chat
         return chat
 
     # -- tool definitions ----------------------------------------------------------------------
@@ -247,8 +257,10 @@ class TiktokenCounter(_CachingCounter):
         self.label = f"{encoding.name} (tiktoken)"
 
     def _encode_lengths(self, texts: Sequence[str]) -> list[int]:
-        encode = self.encoding.encode_ordinary
-        return [len(encode(t)) for t in texts]
+        encoding = self.encoding
+        encode = encoding.encode_ordinary
+        # A text long enough to hold a piece tiktoken is slow on takes long_runs' linear path.
+        return [len(encode(t)) if len(t) < LONG_RUN else count_tokens(encoding, t) for t in texts]
 
     def _count_uncached(self, texts: list[str]) -> list[int]:
         if len(texts) < self._PARALLEL_MIN_TEXTS:
@@ -294,6 +306,13 @@ COUNTER_NAMES: tuple[str, ...] = (
 )
 
 
+def _text_weight(text: str, count: int) -> int:
+    """What keeping ``text`` in a per-text cache costs, roughly: its characters plus the str
+    header and the entry (a byte per character is exact for ASCII, the common case)."""
+    del count
+    return len(text) + 100
+
+
 def _accounting_for(model: str) -> ChatAccounting:
     if model.startswith("gpt-3.5-turbo-0301"):
         return ACCOUNTING_0301
@@ -330,7 +349,8 @@ def new_counter(name: str = "gpt-4o") -> TokenCounter:
     """A counter of its own for ``name``, with empty caches, not shared with anyone.
 
     A batch job over many chats (``ctxlab.corpus``) takes one per chat, so its memory stays
-    flat: the shared counter of :func:`get_counter` keeps every count it ever made.
+    flat: the shared counter of :func:`get_counter` keeps up to ``CTXLAB_TEXT_COUNT_CACHE_MB``
+    of counted text beside the counts of the chats still held.
 
     Raises:
         UnknownNameError: as :func:`get_counter`.

@@ -13,7 +13,7 @@ from ctxlab.replay import replay
 from ctxlab.strategies import Decision, Strategy, TrimResult, build_strategy, get_strategy_class
 from ctxlab.summarizers import OfflineSummarizer
 from ctxlab.tokens import get_counter
-from ctxlab.ui import figures, render
+from ctxlab.ui import figures, notices, render
 from ctxlab.ui.examples import FAKE_KEY, example_chat
 from ctxlab.ui.shell import shared
 from ctxlab.ui.text import visible
@@ -192,7 +192,7 @@ for col, strategy in ((cols[0], windowing), (cols[1], rounding)):
         )
         found = problems_in_table_terms(result.messages)
         for text in found:
-            st.error(text)
+            notices.error(text)
         if not found:
             st.success("The API would accept this context.")
 
@@ -235,7 +235,7 @@ with cols[0]:
     trimmed = trim.apply(chat, counter)
     round_map(trim, trimmed, f"Trim last: {trimmed.tokens_after:,} tokens", "learn-trim-map")
     for text in problems_in_table_terms(trimmed.messages):
-        st.error(text)
+        notices.error(text)
 with cols[1]:
     keep_results = st.slider("Clear tool results: keep the newest", 0, 3, 1, key="learn-clear")
     clear = build_strategy(

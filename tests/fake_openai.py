@@ -14,7 +14,10 @@ Behaviours: ``ok`` (a summary derived from the request), ``401``, ``403``, ``404
 seconds, longer than a test client's timeout), ``non-json``, ``empty-choices``, ``no-content``
 ``length`` (``finish_reason: "length"``), ``401-echo`` (a 401 whose message repeats the
 Authorization header, as careless servers do), ``429-quota`` (``insufficient_quota``) and
-``429-long`` (``Retry-After: 120``).
+``429-long`` (``Retry-After: 120``), ``trickle`` (a 200 whose body arrives one byte every
+:attr:`FakeOpenAI.trickle_interval` seconds, for as long as the client listens), ``huge`` (a
+valid answer whose summary is :attr:`FakeOpenAI.huge_bytes` long) and ``huge-gzip`` (the same,
+gzip-compressed to a few KB on the wire, sent even though the client asked for none).
 
 pytest puts ``tests/`` on ``sys.path``, so a test module registers the fixtures
 (``fake_openai``, ``closed_port``) with ``pytest_plugins = ["fake_openai"]`` and imports
@@ -24,10 +27,12 @@ pytest from loading it as a plugin cleanly); helpers are reachable from the fixt
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +66,9 @@ BEHAVIOURS = (
     "401-echo",
     "429-quota",
     "429-long",
+    "trickle",
+    "huge",
+    "huge-gzip",
 )
 
 _ERRORS = {
@@ -104,6 +112,8 @@ class FakeOpenAI:
     port: int
     requests: list[RecordedRequest] = field(default_factory=list)
     delay: float = 2.0
+    trickle_interval: float = 0.2
+    huge_bytes: int = 5_000_000
     _script: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _released: threading.Event = field(default_factory=threading.Event)
@@ -216,6 +226,15 @@ def _handler_for(server_state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             elif behaviour == "slow":
                 server_state._released.wait(server_state.delay)
                 self._json(200, _completion(body, summary_for(body)))
+            elif behaviour == "trickle":
+                self._trickle(body)
+            elif behaviour in ("huge", "huge-gzip"):
+                payload = json.dumps(_completion(body, "x" * server_state.huge_bytes)).encode()
+                if behaviour == "huge":
+                    self._send(200, payload, "application/json", {})
+                else:
+                    packed = gzip.compress(payload)
+                    self._send(200, packed, "application/json", {"Content-Encoding": "gzip"})
             elif behaviour == "non-json":
                 page = b"<html><body>502 Bad Gateway (nginx)</body></html>"
                 self._send(200, page, "text/html", {})
@@ -227,6 +246,24 @@ def _handler_for(server_state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._json(200, _completion(body, "A summary cut sho", "length"))
             else:
                 self._json(200, _completion(body, summary_for(body)))
+
+        def _trickle(self, body: Any) -> None:
+            payload = json.dumps(_completion(body, summary_for(body))).encode()
+            padded = b" " * 100_000 + payload  # whitespace first: valid JSON, very late
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(padded)))
+                self.end_headers()
+                self.wfile.flush()
+                for k in range(len(padded)):
+                    if server_state._released.is_set():
+                        return
+                    self.wfile.write(padded[k : k + 1])
+                    self.wfile.flush()
+                    time.sleep(server_state.trickle_interval)
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client gave up: the point of the test
 
         def do_GET(self) -> None:
             self._json(404, {"error": {"message": "not found"}})

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import string
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-__all__ = ["KNOWN_SECRETS", "Planted", "filler", "planted_in", "secrets"]
+__all__ = [
+    "KNOWN_SECRETS",
+    "PROVIDER_SECRETS",
+    "Planted",
+    "filler",
+    "planted_in",
+    "secrets",
+]
 
 _ALNUM = string.ascii_letters + string.digits
 _UPPER_DIGITS = string.ascii_uppercase + string.digits
@@ -150,6 +158,62 @@ def secrets() -> st.SearchStrategy[Planted]:
             st.sampled_from(["Bearer", "bearer", "Basic", "Token"]),
         ),
         _pair(),
+        _simple(
+            "stripe-key",
+            st.builds(
+                lambda kind, mode, body: f"{kind}_{mode}_{body}",
+                st.sampled_from(["sk", "rk", "pk"]),
+                st.sampled_from(["live", "test"]),
+                _with_digit(_chars(_ALNUM, 24, 99)),
+            ),
+        ),
+        _simple("gitlab-token", _with_digit(_chars(_URLSAFE, 20)).map(lambda s: f"glpat-{s}")),
+        _simple(
+            "huggingface-token",
+            _with_digit(_chars(string.ascii_letters, 34)).map(lambda s: f"hf_{s}"),
+        ),
+        _simple(
+            "sendgrid-key",
+            st.builds(
+                lambda a, b: f"SG.{a}.{b}",
+                _with_digit(_chars(_URLSAFE, 22)),
+                _with_digit(_chars(_URLSAFE, 43)),
+            ),
+        ),
+        _simple("npm-token", _with_digit(_chars(_ALNUM, 36)).map(lambda s: f"npm_{s}")),
+        _simple(
+            "pypi-token",
+            _with_digit(_chars(_URLSAFE, 60, 180)).map(lambda s: f"pypi-AgEIcHlwaS5vcmc{s}"),
+        ),
+        _simple(
+            "twilio-key",
+            st.builds(
+                lambda p, s: p + s, st.sampled_from(["SK", "AC"]), _chars("0123456789abcdef", 32)
+            ).filter(lambda s: any(c.isdigit() for c in s[2:])),
+        ),
+        st.builds(
+            lambda scheme, user, password, host: Planted(
+                "url-credentials", f"{scheme}://{user}:{password}@{host}/db", password
+            ),
+            st.sampled_from(["postgres", "postgresql", "mysql", "redis", "amqp", "https"]),
+            _chars(string.ascii_lowercase + "_", 1, 12),
+            _with_digit(_chars(_ALNUM + "-_.~!$*+", 8, 30)),
+            st.sampled_from(["db.internal:5432", "10.0.0.7", "cache.example.invalid"]),
+        ),
+        st.builds(
+            lambda name, value, style: Planted(
+                "secret-pair" if "SECRET" in name or "TOKEN" in name else "key-assignment",
+                style.format(k=name, v=value),
+                value,
+            ),
+            st.sampled_from(
+                ["STRIPE_SECRET_KEY", "JWT_SECRET", "SLACK_BOT_TOKEN", "MAPBOX_KEY", "signingKey"]
+            ),
+            _with_digit(_chars(_ALNUM, 32, 64)).filter(
+                lambda v: len(set(v)) >= 12 and not v.islower() and not v.isupper()
+            ),
+            st.sampled_from(["{k}={v}", "{k}: {v}", '"{k}": "{v}"', "export {k}='{v}'"]),
+        ),
     )
 
 
@@ -234,3 +298,88 @@ KNOWN_SECRETS: tuple[Planted, ...] = (
     Planted("secret-pair", '"api_key": "k3y with spaces 42"', "k3y with spaces 42"),
 )
 """Hand-written examples, one or two per rule (the secret is the part that must vanish)."""
+
+
+def _fake(label: str, alphabet: str, size: int) -> str:
+    """``size`` characters of ``alphabet``, derived from ``label`` (stable, obviously made up)."""
+    out = ""
+    counter = 0
+    while len(out) < size:
+        digest = hashlib.sha256(f"{label}/{counter}".encode()).digest()
+        out += "".join(alphabet[b % len(alphabet)] for b in digest)
+        counter += 1
+    return out[:size]
+
+
+def _provider_secrets() -> tuple[Planted, ...]:
+    # Built from parts at import time: no string in this file is a credential a secret scanner
+    # would flag, yet every value has the exact shape of the provider's real tokens.
+    def tok(kind: str, prefix: str, alphabet: str, size: int) -> Planted:
+        value = prefix + _fake(kind + prefix, alphabet, size)
+        return Planted(kind, value, value)
+
+    hex_ = "0123456789abcdef"
+    jwt_head = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
+    jwt_body = base64.urlsafe_b64encode(b'{"sub":"planted"}').decode().rstrip("=")
+    jwt = f"{jwt_head}.{jwt_body}.{_fake('jwt', _URLSAFE, 43)}"
+    pem_body = _fake("pem", _B64, 64 * 4)
+    pem_lines = "\n".join(pem_body[i : i + 64] for i in range(0, len(pem_body), 64))
+    pem = "-----BEGIN " + "PRIVATE KEY-----\n" + pem_lines + "\n-----END " + "PRIVATE KEY-----"
+    pg_password = _fake("pg", _ALNUM, 18)
+    stripe_env = "sk_" + "live_" + _fake("stripe-env", _ALNUM, 24)
+    aws_secret = _fake("aws-secret", _B64, 40)
+    bearer = _fake("bearer", _ALNUM, 40)
+    basic = base64.b64encode(b"deploy:" + _fake("basic", _ALNUM, 16).encode()).decode()
+    env_key = _fake("env-key", _ALNUM, 40)
+    return (
+        tok("openai-key", "sk-" + "proj-", _URLSAFE, 120),
+        tok("openai-key", "sk-", _ALNUM, 48),
+        tok("anthropic-key", "sk-" + "ant-api03-", _URLSAFE, 95),
+        tok("stripe-key", "sk_" + "live_", _ALNUM, 24),
+        tok("stripe-key", "sk_" + "test_", _ALNUM, 24),
+        tok("stripe-key", "rk_" + "live_", _ALNUM, 24),
+        tok("stripe-key", "pk_" + "live_", _ALNUM, 24),
+        tok("github-token", "gh" + "p_", _ALNUM, 36),
+        tok("github-token", "gh" + "o_", _ALNUM, 36),
+        tok("github-token", "gh" + "u_", _ALNUM, 36),
+        tok("github-token", "gh" + "s_", _ALNUM, 36),
+        tok("github-token", "gh" + "r_", _ALNUM, 36),
+        tok("github-token", "github" + "_pat_", _ALNUM + "_", 82),
+        tok("gitlab-token", "gl" + "pat-", _URLSAFE, 20),
+        tok("slack-token", "xo" + "xb-", string.digits, 12),
+        tok("slack-token", "xo" + "xp-", _ALNUM, 40),
+        tok("aws-access-key-id", "AK" + "IA", _UPPER_DIGITS, 16),
+        tok("aws-access-key-id", "AS" + "IA", _UPPER_DIGITS, 16),
+        Planted("aws-secret-key", f"AWS_SECRET_ACCESS_KEY={aws_secret}", aws_secret),
+        tok("google-api-key", "AI" + "za", _URLSAFE, 35),
+        tok("huggingface-token", "hf" + "_", string.ascii_letters, 34),
+        Planted(
+            "sendgrid-key",
+            "SG." + _fake("sg-id", _URLSAFE, 22) + "." + _fake("sg", _URLSAFE, 43),
+            _fake("sg", _URLSAFE, 43),
+        ),
+        tok("npm-token", "np" + "m_", _ALNUM, 36),
+        tok("pypi-token", "py" + "pi-AgEIcHlwaS5vcmc", _URLSAFE, 140),
+        tok("twilio-key", "S" + "K", hex_, 32),
+        tok("twilio-key", "A" + "C", hex_, 32),
+        Planted("jwt", jwt, jwt),
+        Planted("private-key", pem, pem_body[:64]),
+        Planted(
+            "url-credentials",
+            f"postgres://orders_app:{pg_password}@db-stg.internal:5432/orders",
+            pg_password,
+        ),
+        Planted("bearer-token", f"Authorization: Bearer {bearer}", bearer),
+        Planted("bearer-token", f"Authorization: Basic {basic}", basic),
+        Planted("stripe-key", f"STRIPE_SECRET_KEY={stripe_env}", stripe_env),
+        Planted("secret-pair", f"DB_PASSWORD={pg_password}", pg_password),
+        Planted("key-assignment", f"MAPBOX_KEY={env_key}", env_key),
+    )
+
+
+PROVIDER_SECRETS: tuple[Planted, ...] = _provider_secrets()
+"""One realistic fake of every provider format and assignment form, built at import time.
+
+``kind`` is the rule expected to name it (for ``STRIPE_SECRET_KEY=sk_live_...`` the provider rule
+wins over the pair rule: the most specific name is the one counted).
+"""

@@ -19,10 +19,16 @@ from ctxlab.corpus import parse_grid, run_corpus
 from ctxlab.corpus.report import configuration_report, open_results
 from ctxlab.errors import CtxlabError
 from ctxlab.ui.fleet_view import RESULTS_ENV, extract_chats, list_results, playground_link
+from ctxlab.ui.text import literal_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "sample_chats" / "fleet" / "results"
 APPTEST_SESSION = "test session id"  # every AppTest runs as this one session
+
+
+def shown_errors(at: Any) -> list[str]:
+    """The text each error box shows (the boxes hold it as literal Markdown)."""
+    return [literal_text(e.value) for e in at.error]
 
 
 def end_session() -> None:
@@ -226,7 +232,7 @@ def test_a_hostile_zip_is_an_error_box_naming_the_member(
 ) -> None:
     at = _upload(_fleet_page(tmp_path, monkeypatch), data)
     assert not at.exception
-    assert [e.value for e in at.error if needle in e.value], [e.value for e in at.error]
+    assert [e for e in shown_errors(at) if needle in e], [e for e in shown_errors(at)]
     assert not list(tmp_path.glob("ctxlab-upload-*")), "a refused upload leaves no folder"
 
 
@@ -258,7 +264,7 @@ def test_the_configuration_grid_is_capped_with_a_clear_message(
 ) -> None:
     at = _upload(_fleet_page(tmp_path, monkeypatch), _zip({"c.json": SUPPORT}), grid)
     assert not at.exception
-    assert any(needle in e.value for e in at.error), [e.value for e in at.error]
+    assert any(needle in e for e in shown_errors(at)), [e for e in shown_errors(at)]
 
 
 def test_the_largest_grid_is_accepted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -303,8 +309,8 @@ def test_a_damaged_results_file_in_the_folder_is_an_error_box(
     at = page("pages/5_Fleet.py")
     at.run()
     assert not at.exception
-    (box,) = at.error
-    assert f"results file {results / 'cut.duckdb'} is damaged: it is cut short" in box.value
+    (box,) = shown_errors(at)
+    assert f"results file {results / 'cut.duckdb'} is damaged: it is cut short" in box
 
 
 def test_a_configurations_text_over_the_cap_is_refused_before_parsing() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from app_support import page
 
 from ctxlab.ui.examples import FAKE_KEY
+from ctxlab.ui.text import literal_text
 
 
 def test_learn_page_runs_every_example() -> None:
@@ -43,7 +44,7 @@ def test_problem_positions_are_the_tables_positions() -> None:
     at.run()
     # a window of 6 messages starts on the tool result #8 of the table (its call #6 dropped)
     at.slider(key="learn-window").set_value(6).run()
-    errors = [e.value for e in at.error]
+    errors = [literal_text(e.value) for e in at.error]
     assert any("message #" in e for e in errors)
     assert not any("messages[" in e for e in errors)
 
@@ -52,7 +53,8 @@ def test_sliding_window_orphan_is_flagged_and_window_drop_is_clean() -> None:
     at = page("pages/4_Learn.py")
     at.run()
     at.slider(key="learn-window").set_value(6).run()
-    assert any("orphan" in e.value or "tool result" in e.value for e in at.error)
+    errors = [literal_text(e.value) for e in at.error]
+    assert any("orphan" in e or "tool result" in e for e in errors)
     assert any("accept" in s.value for s in at.success)
 
 

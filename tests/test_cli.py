@@ -320,3 +320,62 @@ def test_samples_are_listed_and_usable_by_name(capsys: pytest.CaptureFixture[str
 def test_unknown_arguments_are_refused_except_by_app(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "strategies", "--server.port=1")
     assert code == 2 and "unrecognized arguments: --server.port=1" in err
+
+
+# -- what the command prints from a file never drives the terminal (issue 22) ----------------------
+
+TERMINAL_TRICKS = "\x1b]0;pwned\x07\x1b[2J\x9b31m\u202eexe.txt\x7f"
+
+
+def _no_control_characters(text: str) -> None:
+    assert not any(
+        (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F or c in "\u202e\u2066"
+        for c in text
+    ), repr(text)
+
+
+def test_show_prints_a_files_escape_sequences_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = [
+        {"role": "user", "content": f"hi {TERMINAL_TRICKS}", "name": f"n{TERMINAL_TRICKS}"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    path = tmp_path / "tricks.json"
+    path.write_text(json.dumps(chat), encoding="utf-8")
+    for argv in (["show", str(path)], ["trim", str(path), "--strategy", "window-drop", "--json"]):
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        _no_control_characters(out + err)
+    assert main(["trim", str(path), "--strategy", "window-drop", "--json"]) == 0
+    sent = json.loads(capsys.readouterr().out)  # still JSON, meaning the same text
+    assert sent[0]["content"] == f"hi {TERMINAL_TRICKS}"
+
+
+def test_a_load_error_quoting_a_files_keys_prints_them_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({f"k{TERMINAL_TRICKS}": 1}), encoding="utf-8")
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxlab: error: keys.json") and err.count("\n") == 1
+    _no_control_characters(err.rstrip("\n"))
+    assert "\\u001b]0;pwned\\u0007" in err and "\\u202e" in err
+
+
+def test_report_errors_prints_a_files_escape_sequences_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "chats"
+    corpus.mkdir()
+    (corpus / "ok.json").write_text(dump_chat(_chat()), encoding="utf-8")
+    (corpus / "bad.json").write_text(json.dumps({f"=k{TERMINAL_TRICKS}": 1}), encoding="utf-8")
+    db = str(tmp_path / "fleet.duckdb")
+    grid = "window-drop:budget=1000"
+    assert main(["eval", str(corpus), "--grid", grid, "--db", db, "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert main(["report", db, "--errors"]) == 0
+    out = capsys.readouterr().out
+    assert "error: bad.json" in out and "\\u001b[2J" in out
+    _no_control_characters(out)

@@ -224,7 +224,8 @@ def test_a_last_line_cut_off_mid_write_loads_the_rest_with_a_warning(tmp_path: P
     loaded = load_chat_file(path)
     assert loaded.messages == load_chat(SESSION)
     assert loaded.warnings == (
-        f"line {len(lines) + 1}: the last line is cut off (not complete JSON); skipped it",
+        f"{path.name}: line {len(lines) + 1}: the last line is cut off (not complete JSON); "
+        "skipped it",
     )
     # A bad line elsewhere is damage, not a crash: an error naming the line.
     path.write_bytes(lines[0] + b"\n{broken\n" + b"\n".join(lines[1:]))

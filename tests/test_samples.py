@@ -19,6 +19,8 @@ from ctxlab.samples import (
     list_samples,
     sample_path,
 )
+from ctxlab.strategies.summarize import SummarizeOptions, build_summary_request
+from ctxlab.tokens import get_counter
 from ctxlab.validate import validate
 
 COMMITTED = [s for s in list_samples() if not s.generated]
@@ -128,6 +130,46 @@ def test_secrets_chat_has_secrets_in_call_arguments_and_one_pasted_by_the_user()
     assert len(pasted) == 1
 
 
+# Every credential value in the secrets sample (the group is the part that must not be sent).
+SAMPLE_SECRET_VALUES = [
+    *SECRET_PATTERNS.values(),
+    r"sk_live_[A-Za-z0-9]+",
+    r"STRIPE_SECRET_KEY=(\S+)",
+    r"password=([^\s\\\"]+)",
+    r'"password": "([^"]+)"',
+    r'db_password: "([^"]+)"',
+    r"[A-Za-z0-9+/]{64}",  # every line of the PEM body
+]
+
+
+@pytest.mark.parametrize("redact_tool_content", [False, True])
+def test_secrets_chat_sends_none_of_its_credentials_to_the_summarizer(
+    redact_tool_content: bool,
+) -> None:
+    # The issue-22 probe: `ctxlab trim secrets_in_tool_outputs --strategy summarize --param
+    # trigger_token_budget=100 --param redact_tool_content=false --show-request`. Pattern
+    # redaction is on by default, so turning tool redaction off still masks every credential.
+    messages = load("secrets_in_tool_outputs")
+    raw = sample_path("secrets_in_tool_outputs").read_text(encoding="utf-8")
+    texts = [m.content for m in messages] + [c.arguments for m in messages for c in m.tool_calls]
+    values = {
+        match.group(match.lastindex or 0)
+        for pattern in SAMPLE_SECRET_VALUES
+        for text in texts
+        for match in re.finditer(pattern, text)
+    }
+    values = {v for v in values if "REDACTED" not in v and len(v) >= 8}
+    assert len(values) >= 12 and all(json.dumps(v)[1:-1] in raw for v in values)
+    options = SummarizeOptions(trigger_token_budget=100, redact_tool_content=redact_tool_content)
+    built = build_summary_request(messages, options, get_counter("gpt-4o"))
+    assert built is not None
+    request, plan = built
+    assert len(plan.folded) >= 20
+    sent = json.dumps(request.body("m"), ensure_ascii=False)
+    leaked = sorted(v for v in values if v in sent or json.dumps(v)[1:-1] in sent)
+    assert leaked == []
+
+
 def test_secrets_chat_credentials_are_marked_fake() -> None:
     text = sample_path("secrets_in_tool_outputs").read_text(encoding="utf-8")
     for match in re.finditer(r"sk-proj-\S+|sk-ant-\S+|ghp_\S+|sk_live_\S+|AKIA\w+", text):
@@ -198,3 +240,23 @@ def test_a_stale_generated_file_is_rebuilt(tmp_path: Path) -> None:
 def test_unknown_sample_name_lists_the_known_ones() -> None:
     with pytest.raises(UnknownNameError, match="coding_agent_session"):
         sample_path("no-such-chat")
+
+
+def test_only_regular_files_inside_the_samples_folder_are_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO would block every page's listing; a symlink must not lead out of the folder."""
+    import os
+
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    chat = '{"title": "Kept", "messages": [{"role": "user", "content": "hi"}]}'
+    (folder / "kept.json").write_text(chat, encoding="utf-8")
+    outside = tmp_path / "outside.json"
+    outside.write_text(chat, encoding="utf-8")
+    (folder / "leak.json").symlink_to(outside)
+    os.mkfifo(folder / "fifo.json")
+    (folder / "dir.json").mkdir()
+    monkeypatch.setenv("CTXLAB_SAMPLES_DIR", str(folder))
+    names = {s.name for s in list_samples() if not s.generated}
+    assert names == {"kept"}

@@ -8,6 +8,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -485,3 +486,108 @@ def test_two_sessions_asking_the_same_request_at_once_pay_for_one_call(
         thread.join(timeout=10)
     assert len(answers) == 2 and answers[0].text == answers[1].text
     assert len(fake_openai.chat_requests()) == 1
+
+
+# -- bounded calls: one deadline, a size cap -----------------------------------------------------
+
+
+def _timed_failure(summarizer: OpenAISummarizer) -> tuple[str, float]:
+    started = time.monotonic()
+    with pytest.raises(SummarizerError) as caught:
+        summarizer.summarize(REQUEST)
+    return str(caught.value), time.monotonic() - started
+
+
+def test_a_server_trickling_its_answer_is_cut_at_the_call_deadline(
+    fake_openai: FakeOpenAI,
+) -> None:
+    # The issue-22 probe: a byte every 0.2 s kept a timeout=2 call alive past 60 s.
+    fake_openai.always("trickle")
+    message, took = _timed_failure(make(fake_openai, timeout=2.0))
+    assert message.startswith(f"no complete answer from 127.0.0.1:{fake_openai.port} within 2 s")
+    assert took < 2.0 + 5.0  # generous: the bound is the deadline, not each read
+    assert len(fake_openai.chat_requests()) == 1  # a timeout is not retried
+
+
+def test_retries_and_their_waits_share_one_deadline(fake_openai: FakeOpenAI) -> None:
+    fake_openai.always("503")
+    summarizer = make(fake_openai, timeout=2.0, max_retries=20, backoff=0.4, sleep=time.sleep)
+    message, took = _timed_failure(summarizer)
+    # 0.4 + 0.8 s of waits fit in 2 s, the next 1.6 s does not: the server's own error is shown.
+    assert "HTTP 503" in message and "retried 2 times" in message
+    assert took < 2.0 + 5.0
+    assert len(fake_openai.chat_requests()) == 3
+
+
+@pytest.mark.parametrize("behaviour", ["huge", "huge-gzip"])
+def test_an_answer_over_the_size_cap_is_abandoned_and_named(
+    fake_openai: FakeOpenAI, counter: TokenCounter, behaviour: str
+) -> None:
+    fake_openai.always(behaviour)
+    history = chat()
+    before = copy.deepcopy(history)
+    summarizer = make(fake_openai)  # the default cap: 1 MB; the answer holds 5 MB
+    assert summarizer.max_response_bytes == 1_000_000
+    with pytest.raises(SummarizerError) as caught:
+        Summarize(OPTIONS).apply(history, counter, summarizer)
+    message = str(caught.value)
+    assert message.startswith(f"the answer from 127.0.0.1:{fake_openai.port} is over 1 MB;")
+    assert "xxxxxxxx" not in message and KEY not in message
+    assert history == before
+    assert summarizer.cache is not None and len(summarizer.cache) == 0
+    assert len(fake_openai.chat_requests()) == 1
+
+
+def test_the_size_cap_is_configurable(fake_openai: FakeOpenAI) -> None:
+    fake_openai.huge_bytes = 50_000
+    fake_openai.script("huge", "huge")
+    with pytest.raises(SummarizerError, match="is over 20 KB;"):
+        make(fake_openai, max_response_bytes=20_000).summarize(REQUEST)
+    response = make(fake_openai, max_response_bytes=200_000).summarize(REQUEST)
+    assert len(response.text) == 50_000
+
+
+def test_a_trickle_failure_leaves_the_history_unchanged(
+    fake_openai: FakeOpenAI, counter: TokenCounter
+) -> None:
+    fake_openai.always("trickle")
+    history = chat()
+    before = copy.deepcopy(history)
+    with pytest.raises(SummarizerError, match="within 1 s"):
+        Summarize(OPTIONS).apply(history, counter, make(fake_openai, timeout=1.0))
+    assert history == before
+
+
+def test_the_memory_cache_keeps_at_most_its_byte_bound_least_recently_used_out() -> None:
+    cache = SummaryCache(max_bytes=3_000)
+    keys = [hashlib.sha256(str(k).encode()).hexdigest() for k in range(5)]
+    for key in keys:
+        cache.put(key, SummaryResponse("s" * 900, 1, 1, "m"))
+    assert len(cache) < 5
+    assert cache.get(keys[-1]) is not None
+    assert cache.get(keys[0]) is None
+
+
+def test_a_response_larger_than_the_memory_bound_is_kept_only_on_disk(tmp_path: Path) -> None:
+    key = hashlib.sha256(b"huge").hexdigest()
+    memory_only = SummaryCache(max_bytes=1_000)
+    memory_only.put(key, SummaryResponse("x" * 5_000, 1, 1, "m"))
+    assert len(memory_only) == 0
+    assert memory_only.get(key) is None
+    on_disk = SummaryCache(tmp_path, max_bytes=1_000)
+    on_disk.put(key, SummaryResponse("x" * 5_000, 1, 1, "m"))
+    assert len(on_disk) == 0
+    found = on_disk.get(key)
+    assert found is not None and found.text == "x" * 5_000 and found.cached
+
+
+def test_key_locks_are_shared_while_held_and_not_kept_after() -> None:
+    cache = SummaryCache()
+    key = hashlib.sha256(b"k").hexdigest()
+    lock = cache.key_lock(key)
+    assert cache.key_lock(key) is lock
+    del lock
+    import gc
+
+    gc.collect()
+    assert len(cache._key_locks) == 0

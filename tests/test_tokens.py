@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import socket
@@ -18,7 +19,7 @@ from tiktoken_ext import openai_public
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
 from ctxlab.model import Message, Role
-from ctxlab.tokens import TokenCounter, get_counter
+from ctxlab.tokens import TokenCounter, get_counter, new_counter
 
 FACTS_FILE = Path(__file__).parent / "fixtures/ground_truth/openai_cookbook_token_counts.json"
 DATA: dict[str, Any] = json.loads(FACTS_FILE.read_text())
@@ -161,3 +162,70 @@ def test_load_encoding_builds_what_tiktoken_builds(name: str) -> None:
     assert ours.max_token_value == reference.max_token_value
     text = "Grüße, 東京! 1234567 tokens   \n\n  it's <|endoftext|> 😀"
     assert ours.encode(text, allowed_special="all") == reference.encode(text, allowed_special="all")
+
+
+# -- bounded, shared, released caches (issue 22) -------------------------------------------------
+
+
+def _long_chat(tag: str, n: int = 200) -> tuple[Message, ...]:
+    return tuple(
+        Message(Role.USER if k % 2 == 0 else Role.ASSISTANT, f"{tag} message {k} " * 5, f"{tag}{k}")
+        for k in range(n)
+    )
+
+
+def test_a_chat_counted_for_two_holders_is_one_counted_chat_and_tokenized_once() -> None:
+    counter = new_counter("gpt-4o")
+    chat = _long_chat("shared")
+    first = counter.counted(chat)
+    tokenized = counter.texts_tokenized
+    second = counter.counted(chat)
+    assert second is first
+    assert counter.texts_tokenized == tokenized
+
+
+def test_the_counts_of_a_chat_are_released_with_its_last_holder() -> None:
+    counter = new_counter("gpt-4o")
+    chat = _long_chat("released")
+    counted = counter.counted(chat)
+    by_message = counter._by_message  # type: ignore[attr-defined]
+    by_chat = counter._by_chat  # type: ignore[attr-defined]
+    assert len(by_message) == len(chat)
+    assert len(by_chat) == 1
+    del counted
+    gc.collect()
+    # The counted chat went with its last holder; the messages' counts stay while they do.
+    assert len(by_chat) == 0
+    assert len(by_message) == len(chat)
+    tokenized = counter.texts_tokenized
+    assert counter.counted(chat).total > 0  # recounted from the per-message counts
+    assert counter.texts_tokenized == tokenized
+    del chat
+    gc.collect()
+    assert len(by_message) == 0
+    assert len(by_chat) == 0
+
+
+def test_the_per_text_cache_holds_at_most_its_byte_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXLAB_TEXT_COUNT_CACHE_MB", str(20_000 / 1024 / 1024))
+    counter = new_counter("approx")
+    by_text = counter._by_text  # type: ignore[attr-defined]
+    for k in range(100):
+        counter.count_text(f"text number {k} " * 50)  # about 800 characters each
+    assert 0 < by_text.held_bytes <= 20_000
+    assert len(by_text) < 100
+    # The most recent texts are the ones kept.
+    assert f"text number {99} " * 50 in by_text
+    assert f"text number {0} " * 50 not in by_text
+
+
+def test_a_text_larger_than_the_bound_is_counted_but_not_cached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CTXLAB_TEXT_COUNT_CACHE_MB", str(1_000 / 1024 / 1024))
+    counter = new_counter("gpt-4o")
+    huge = " word" * 1_000
+    assert counter.count_text(huge) == 1_000
+    assert huge not in counter._by_text  # type: ignore[attr-defined]
+    assert counter.count_text("small") == 1
+    assert "small" in counter._by_text  # type: ignore[attr-defined]

@@ -155,7 +155,7 @@ def _document(src: _Source, fmt: str) -> Document:
         except orjson.JSONDecodeError:
             if not (fmt == "auto" and _is_jsonl(data)):
                 _parse_json(data)  # raises with line and column
-    return Document(lines=tuple(_jsonl_lines(data)), jsonl=True, path=src.path)
+    return Document(lines=tuple(_jsonl_lines(data)), jsonl=True, path=src.path, name=src.name)
 
 
 def _choose(doc: Document, fmt: str, jsonl_mode: str) -> ChatFormat | None:
@@ -266,6 +266,8 @@ def load_chat(
     Args:
         source: a path (``pathlib.Path``, or a ``str`` naming an existing file or folder that is
             not JSON text), raw bytes, JSON/JSONL text, or an already-parsed list/dict.
+            A ``str`` may thus be read from disk: text from someone else (a form, a request)
+            must be passed as bytes (``text.encode()``), which are always the chat itself.
         fmt: ``"auto"`` or one of :data:`FORMATS`.
         conversation: which conversation of a multi-conversation source (index, id or title);
             ignored by single-conversation formats. Defaults to the first (for a Claude Code

@@ -47,7 +47,8 @@ class Document:
     Exactly one of these holds the content: ``value`` (a parsed JSON document), ``lines`` (the
     non-blank lines of a JSONL file, ``(1-based line number, raw bytes)``; ``jsonl`` is True) or
     ``path`` of a folder (``folder`` is True). ``trusted`` says ``value`` came from ctxlab's own
-    parser (so its values are JSON by construction); ``path`` is the file read, when known.
+    parser (so its values are JSON by construction); ``path`` is the file read, when known;
+    ``name`` is the name errors and warnings give it (the file name, an upload's name).
     """
 
     value: Any = None
@@ -56,6 +57,7 @@ class Document:
     trusted: bool = True
     path: Path | None = None
     folder: bool = False
+    name: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

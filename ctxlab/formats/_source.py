@@ -2,8 +2,9 @@
 lines or a folder.
 
 Invariant: a ``str`` is a path only if it names an existing file or folder and does not start
-like JSON text; everything that cannot be read raises :class:`ChatFormatError` naming the line
-(and column) or the reason.
+like JSON text; bytes are never a path (the app passes pasted text as bytes, so nothing a
+visitor types reads a server file); everything that cannot be read raises
+:class:`ChatFormatError` naming the line (and column) or the reason.
 """
 
 from __future__ import annotations
@@ -138,27 +139,58 @@ def _is_jsonl(data: bytes) -> bool:
         return False
 
 
-def _parse_lines(lines: tuple[tuple[int, bytes], ...]) -> list[Any]:
-    """Every JSONL line parsed; a bad line is an error naming it."""
-    return [_parse_json(raw, n) for n, raw in lines]
+def _is_cut_off(raw: bytes) -> bool:
+    """Whether ``raw`` is the start of a JSON text cut short, not a malformed (or whole) one.
+
+    A write stopped mid-line leaves a prefix of valid JSON, perhaps ending inside a multi-byte
+    UTF-8 character: the parser runs out of input. ``{"a": 1} x`` or ``{"a" "b"}`` is damage.
+    """
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return False
+        text = raw[: exc.start].decode()
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return exc.pos >= len(text.rstrip())  # pos counts characters
+    return False
+
+
+def _cut_off_warning(n: int, name: str | None) -> str:
+    where = f"{name}: line {n}" if name else f"line {n}"
+    return f"{where}: the last line is cut off (not complete JSON); skipped it"
+
+
+def _complete_lines(
+    lines: tuple[tuple[int, bytes], ...], name: str | None = None
+) -> tuple[tuple[tuple[int, bytes], ...], tuple[str, ...]]:
+    """``lines`` without a last line cut off mid-write, and the warning naming it.
+
+    Only the last line is checked (a reader that parses lines lazily still learns whether its
+    file ends cleanly); a file of one line keeps it, so its error names what is wrong, and so
+    does a malformed last line (one that is not a prefix of JSON).
+    """
+    if len(lines) < 2:
+        return lines, ()
+    n, raw = lines[-1]
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if _is_cut_off(raw):
+            return lines[:-1], (_cut_off_warning(n, name),)
+    return lines, ()
 
 
 def _parse_lines_lenient(
-    lines: tuple[tuple[int, bytes], ...],
+    lines: tuple[tuple[int, bytes], ...], name: str | None = None
 ) -> tuple[list[tuple[int, Any]], tuple[str, ...]]:
     """``(line number, value)`` of each line, tolerating a last line cut off mid-write.
 
-    An agent that crashes leaves its transcript's last line unfinished: that line is skipped
-    with a warning naming it. A bad line anywhere else is an error (the file is damaged).
+    A program that crashes (or is killed) leaves its log's last line unfinished: that line is
+    skipped with a warning naming the file (``name``) and the line. A bad line anywhere else,
+    or a last line that is malformed rather than cut short, is an error (the file is damaged).
     """
-    out: list[tuple[int, Any]] = []
-    for k, (n, raw) in enumerate(lines):
-        if k == len(lines) - 1 and k > 0:
-            try:
-                out.append((n, orjson.loads(raw)))
-            except orjson.JSONDecodeError:
-                warning = f"line {n}: the last line is cut off (not complete JSON); skipped it"
-                return out, (warning,)
-        else:
-            out.append((n, _parse_json(raw, n)))
-    return out, ()
+    complete, warnings = _complete_lines(lines, name)
+    return [(n, _parse_json(raw, n)) for n, raw in complete], warnings

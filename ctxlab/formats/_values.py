@@ -85,7 +85,7 @@ class CallUsage:
         return self.input_tokens
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, weakref_slot=True)
 class LoadedChat:
     """A chat with what its file says about the requests.
 

@@ -119,9 +119,12 @@ def _session_files(folder: Path) -> list[Path]:
         _fail(None, f"cannot list {str(folder)!r}: {exc.strerror or exc}")
 
 
-def _records(lines: tuple[tuple[int, bytes], ...]) -> tuple[list[Record], tuple[str, ...]]:
-    """Every record with its line number (a cut-off last line skipped with a warning)."""
-    parsed, warnings = _parse_lines_lenient(lines)
+def _records(
+    lines: tuple[tuple[int, bytes], ...], name: str | None = None
+) -> tuple[list[Record], tuple[str, ...]]:
+    """Every record with its line number (a cut-off last line skipped with a warning naming
+    the file ``name`` and the line)."""
+    parsed, warnings = _parse_lines_lenient(lines, name)
     out: list[Record] = []
     for n, value in parsed:
         if not isinstance(value, dict):
@@ -292,17 +295,21 @@ def _read_thread(
 
 
 def _load_session(
-    lines: tuple[tuple[int, bytes], ...], path: Path | None, conversation: int | str | None
+    lines: tuple[tuple[int, bytes], ...],
+    path: Path | None,
+    conversation: int | str | None,
+    name: str | None = None,
 ) -> LoadedChat:
-    records, warnings = _records(lines)
+    records, warnings = _records(lines, name)
     threads = _threads(records, path)
     k = _pick_conversation(conversation, len(threads), [(t.id, t.title) for t in threads])
     thread = threads[k]
     prefix = ""
     if thread.path is not None:
-        sub_records, more = _records(_file_lines(thread.path))
+        sub_name = f"{thread.path.parent.parent.name}/subagents/{thread.path.name}"
+        sub_records, more = _records(_file_lines(thread.path), sub_name)
         warnings += more
-        prefix = f"{thread.path.parent.parent.name}/subagents/{thread.path.name}: "
+        prefix = f"{sub_name}: "
         body = tuple(sub_records)
     elif thread.leaf is not None:
         body = branch_view(thread.records, thread.leaf)
@@ -370,7 +377,7 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
         k = _pick_conversation(which, len(sessions), [(s[0], s[1]) for s in sessions])
         path = sessions[k][3]
         with _naming(path):
-            return _load_session(_file_lines(path), path, inner)
+            return _load_session(_file_lines(path), path, inner, path.name)
     if not doc.jsonl:
         value = doc.value
         if isinstance(value, dict):  # one record given as JSON
@@ -381,7 +388,7 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
             _check_json(value, "$")  # Python values: only JSON ones can be written out again
         lines = tuple((i + 1, orjson.dumps(v)) for i, v in enumerate(value))
         return _load_session(lines, None, options.conversation)
-    return _load_session(doc.lines, doc.path, options.conversation)
+    return _load_session(doc.lines, doc.path, options.conversation, doc.name)
 
 
 def conversations(doc: Document) -> list[tuple[str, str]]:

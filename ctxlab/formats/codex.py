@@ -374,7 +374,7 @@ def _labels(rollout: _Rollout) -> list[tuple[str, str]]:
 
 def _rollout(doc: Document) -> _Rollout:
     if doc.jsonl:
-        parsed, warnings = _parse_lines_lenient(doc.lines)
+        parsed, warnings = _parse_lines_lenient(doc.lines, doc.name)
         return _read_lines(parsed, warnings)
     value = doc.value
     if isinstance(value, dict):  # one line given as JSON

@@ -1,6 +1,7 @@
 """Fine-tuning JSONL (``finetune-jsonl``): one ``{"messages": [...]}`` conversation per line.
 
-Each line is a conversation; only the chosen one is parsed. A parsed list of such objects (the
+Each line is a conversation; only the chosen one is parsed (and the last, to skip it with a
+warning when it was cut off mid-write). A parsed list of such objects (the
 same data as JSON) is read alike. A line's ``tools`` (a list, or that list as JSON text) are its
 tool definitions. LLaMA-Factory's parts (``{"type": "text" | "reasoning" | "tool_call",
 "value"}``) are read: text is text, reasoning is thinking (``extra``), tool calls are real
@@ -19,7 +20,7 @@ from ctxlab.formats._messages import (
     _unknown_warnings,
 )
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
-from ctxlab.formats._source import _parse_json
+from ctxlab.formats._source import _complete_lines, _parse_json
 from ctxlab.formats._tools import read_tools
 from ctxlab.formats._values import LoadedChat
 from ctxlab.formats.openai import _raw_title
@@ -27,9 +28,11 @@ from ctxlab.formats.openai import _raw_title
 
 def read(doc: Document, options: ReadOptions) -> LoadedChat:
     """The chosen conversation (the first by default) and its tools."""
+    warnings: tuple[str, ...] = ()
     if doc.jsonl:
-        k = _pick_conversation(options.conversation, len(doc.lines))
-        n, raw = doc.lines[k]
+        lines, warnings = _complete_lines(doc.lines, doc.name)
+        k = _pick_conversation(options.conversation, len(lines))
+        n, raw = lines[k]
         item, where, base = _parse_json(raw, n), f"line {n}", f"line {n}, $.messages"
         trusted = True
     else:
@@ -46,7 +49,7 @@ def read(doc: Document, options: ReadOptions) -> LoadedChat:
     return LoadedChat(
         _pair_by_order(messages),
         tools,
-        warnings=_unknown_warnings(unknown),
+        warnings=warnings + _unknown_warnings(unknown),
         format="finetune-jsonl",
     )
 
@@ -63,7 +66,10 @@ def sniff_line(first: Any) -> bool:
 
 
 def conversations(doc: Document) -> list[tuple[str, str]]:
-    items = [_parse_json(raw, n) for n, raw in doc.lines] if doc.jsonl else list(doc.value or [])
+    if doc.jsonl:
+        items = [_parse_json(raw, n) for n, raw in _complete_lines(doc.lines, doc.name)[0]]
+    else:
+        items = list(doc.value or [])
     return [
         (str(i), _raw_title(c.get("messages") if isinstance(c, dict) else None))
         for i, c in enumerate(items)

@@ -1,7 +1,8 @@
 """The response cache: a summary is paid for once per request, model and endpoint.
 
-Thread-safe, in memory and optionally as one JSON file per request key on disk; disk errors never
-fail a summary (the cache is an optimisation).
+Thread-safe, in memory (bounded: ``CTXLAB_SUMMARY_CACHE_MB``, least recently used first out) and
+optionally as one JSON file per request key on disk; disk errors never fail a summary (the cache
+is an optimisation).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 
+from ctxlab.caches import BoundedCache, megabytes_from_env
 from ctxlab.summarizers.base import SummaryResponse
 
 __all__ = ["SummaryCache", "shared_cache"]
@@ -24,20 +27,31 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 class SummaryCache:
     """Summaries by request key, in memory and optionally as JSON files in ``directory``.
 
-    Thread-safe: one instance may serve every session of the app. Disk entries are written
-    atomically (a temporary file renamed into place); an entry that cannot be read (corrupted,
-    truncated, wrong shape) is ignored and rewritten by the next :meth:`put`. Disk errors never
-    fail a summary: the cache is an optimisation.
+    Thread-safe: one instance may serve every session of the app. Memory holds at most
+    ``max_bytes`` of summaries (default ``CTXLAB_SUMMARY_CACHE_MB``), least recently used first
+    out; a response larger than that is not kept in memory (only on disk, when configured).
+    Disk entries are written atomically (a temporary file renamed into place); an entry that
+    cannot be read (corrupted, truncated, wrong shape) is ignored and rewritten by the next
+    :meth:`put`. Disk errors never fail a summary: the cache is an optimisation.
 
     Attributes:
         hits / misses: lookups served / not served, for tests and the UI.
     """
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, directory: str | os.PathLike[str] | None = None, *, max_bytes: int | None = None
+    ) -> None:
         self.directory = Path(directory) if directory is not None else None
-        self._memory: dict[str, SummaryResponse] = {}
+        if max_bytes is None:
+            max_bytes = megabytes_from_env("CTXLAB_SUMMARY_CACHE_MB")
+        self._memory: BoundedCache[str, SummaryResponse] = BoundedCache(
+            max_bytes=max_bytes, weigh=_response_weight
+        )
         self._lock = threading.Lock()
-        self._key_locks: dict[str, threading.Lock] = {}
+        # A lock lives while a caller holds it: no lock per key ever asked is kept forever.
+        self._key_locks: weakref.WeakValueDictionary[str, threading.Lock] = (
+            weakref.WeakValueDictionary()
+        )
         self.hits = 0
         self.misses = 0
 
@@ -48,7 +62,11 @@ class SummaryCache:
     def key_lock(self, key: str) -> threading.Lock:
         """A lock per key, so concurrent callers of one request make one call (single flight)."""
         with self._lock:
-            return self._key_locks.setdefault(key, threading.Lock())
+            lock = self._key_locks.get(key)
+            if lock is None:
+                lock = threading.Lock()
+                self._key_locks[key] = lock
+            return lock
 
     def _path(self, key: str) -> Path | None:
         if self.directory is None:
@@ -65,7 +83,7 @@ class SummaryCache:
             if found is None and path is not None:
                 found = _read_entry(path)
                 if found is not None:
-                    self._memory[key] = found
+                    self._memory.put(key, found)
             if found is None:
                 self.misses += 1
                 return None
@@ -80,7 +98,7 @@ class SummaryCache:
                 return True
             found = _read_entry(path) if path is not None else None
             if found is not None:
-                self._memory[key] = found
+                self._memory.put(key, found)
             return found is not None
 
     def put(self, key: str, response: SummaryResponse) -> None:
@@ -88,7 +106,7 @@ class SummaryCache:
         path = self._path(key)
         stored = dataclasses.replace(response, cached=False)
         with self._lock:
-            self._memory[key] = stored
+            self._memory.put(key, stored)
             if path is not None:
                 _write_entry(path, stored)
 
@@ -96,6 +114,14 @@ class SummaryCache:
         """Forget the in-memory entries (disk files stay)."""
         with self._lock:
             self._memory.clear()
+
+
+def _response_weight(key: str, response: SummaryResponse) -> int:
+    """Roughly what keeping ``response`` costs: its text (up to 4 bytes a character in memory;
+    counted as 1, the common case, plus 4 for anything beyond ASCII), its model and the entry."""
+    text = response.text
+    size = len(text) if text.isascii() else 4 * len(text)
+    return size + len(response.model) + len(key) + 300
 
 
 def _read_entry(path: Path) -> SummaryResponse | None:

@@ -7,6 +7,7 @@ the client's import.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
 import json
@@ -19,14 +20,28 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import openai
 
 from ctxlab.errors import SummarizerError
+from ctxlab.hosting import AddressPolicy
 from ctxlab.redaction import REDACTED, redact_patterns
 from ctxlab.summarizers.base import SummaryRequest, SummaryResponse, output_cap_field
+from ctxlab.summarizers.bounded_http import (
+    CallBounds,
+    CallState,
+    bounded_transport,
+    format_size,
+)
 from ctxlab.summarizers.cache import SummaryCache, shared_cache
 
-__all__ = ["NO_KEY_NEEDED", "OpenAISummarizer"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "NO_KEY_NEEDED", "OpenAISummarizer"]
+
+DEFAULT_MAX_RESPONSE_BYTES = 1_000_000
+"""The largest answer read from a server (a summary is a few KB; 1 MB leaves ample room)."""
+
+# Every call's deadline and byte budget, per thread, for the sockets of every client.
+_BOUNDS = CallBounds()
 
 NO_KEY_NEEDED = "not-needed"
 """The placeholder key sent to a ``base_url`` server when no key is configured."""
@@ -42,6 +57,10 @@ class OpenAISummarizer:
     backoff, and never retries 400/401/403/404 or a timeout. Every failure raises one
     :class:`~ctxlab.errors.SummarizerError` saying what to check; the key never appears in it.
 
+    A call is bounded as a whole: ``timeout`` covers connecting, every retry and its wait, and
+    reading the whole answer (a server trickling bytes cannot hold it longer), and an answer
+    over ``max_response_bytes`` is abandoned unread. Both failures name the limit.
+
     Responses are cached by request, model and endpoint in ``cache`` (by default the
     process-wide :func:`shared_cache` for ``cache_dir``), so the same request is paid once.
 
@@ -49,8 +68,9 @@ class OpenAISummarizer:
         model: the model asked for when a request names none.
         base_url: the API root (usually ending in ``/v1``); None for OpenAI.
         api_key: the key; None reads ``OPENAI_API_KEY``.
-        timeout: seconds to wait for one answer.
+        timeout: seconds one call may take in all (connect, retries, waits, the whole answer).
         max_retries: retries after the first attempt (so at most ``max_retries + 1`` requests).
+        max_response_bytes: the largest answer read (bytes on the wire and once decoded).
         cache_dir: also keep responses as JSON files here.
         cache: the cache to use (overrides ``cache_dir``); ``use_cache=False`` disables caching.
         backoff: first retry delay in seconds, doubled each retry; ``max_wait`` caps any wait.
@@ -77,11 +97,16 @@ class OpenAISummarizer:
         backoff: float = 0.5,
         max_wait: float = 20.0,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        address_policy: AddressPolicy | None = None,
+        quote_replies: bool = True,
     ) -> None:
         if not model or not model.strip():
             raise SummarizerError("no model name: choose the summarizer model (e.g. gpt-4o-mini)")
-        if max_retries < 0 or timeout <= 0:
-            raise SummarizerError("max_retries must be >= 0 and timeout > 0")
+        if max_retries < 0 or timeout <= 0 or max_response_bytes <= 0:
+            raise SummarizerError(
+                "max_retries must be >= 0, timeout > 0 and max_response_bytes > 0"
+            )
         base_url = (base_url or "").strip() or None
         key = (api_key or os.environ.get("OPENAI_API_KEY") or "").strip()
         if not key and base_url:
@@ -92,7 +117,10 @@ class OpenAISummarizer:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_wait = max_wait
+        self.max_response_bytes = max_response_bytes
         self._sleep = sleep
+        self.address_policy = address_policy
+        self.quote_replies = quote_replies
         self._key = key
         self._secret = key if key != NO_KEY_NEEDED else None
         self.cache: SummaryCache | None = (
@@ -148,37 +176,109 @@ class OpenAISummarizer:
         with self._client_lock:
             if self._client is None:
                 self._client = openai.OpenAI(
-                    base_url=self.base_url, api_key=self._key, timeout=self.timeout, max_retries=0
+                    base_url=self.base_url,
+                    api_key=self._key,
+                    timeout=self.timeout,
+                    max_retries=0,
+                    http_client=self._http_client(),
                 )
             return self._client
+
+    def _http_client(self) -> _HttpClient:
+        transport = bounded_transport(_BOUNDS)
+        if self.address_policy is None:
+            return _HttpClient(transport=transport)
+        from ctxlab.summarizers.guarded_http import guard
+
+        # Every connection checked and pinned where it is opened; no proxy, no redirect.
+        guard(transport, self.address_policy)
+        return _HttpClient(transport=transport, trust_env=False, follow_redirects=False)
 
     def _complete(self, body: dict[str, Any]) -> SummaryResponse:
         client = self._get_client()
         attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            self.http_requests += 1
-            try:
-                raw = client.chat.completions.with_raw_response.create(**body)
-            except openai.APITimeoutError:
-                raise SummarizerError(
-                    f"no answer from {self.where} within {self.timeout:g} s: the server may be "
-                    "overloaded or the model slow; raise the timeout or lower summary_max_tokens"
-                ) from None
-            except openai.APIConnectionError:
-                if attempt < attempts:
-                    self._sleep(self._backoff(attempt))
-                    continue
-                raise SummarizerError(
-                    f"cannot reach {self.where} (connection failed {attempts} times): check that "
-                    "the server is running and that the base URL is right"
-                ) from None
-            except openai.APIStatusError as exc:
-                if self._retryable(exc) and attempt < attempts:
-                    self._sleep(self._wait_after(exc, attempt))
-                    continue
-                raise self._status_error(exc, body, attempt) from None
-            return self._parse(raw.status_code, raw.text, body)
+        with _BOUNDS.call(self.timeout, self.max_response_bytes) as call:
+            for attempt in range(1, attempts + 1):
+                if call.expired:
+                    raise self._deadline_error(attempt - 1)
+                self.http_requests += 1
+                try:
+                    status, text = self._send(client, body, call)
+                except openai.APIStatusError as exc:
+                    self._raise_if_out_of_bounds(call, attempt)
+                    retry = self._retryable(exc) and attempt < attempts
+                    if retry and self._waited(self._wait_after(exc, attempt), call):
+                        continue
+                    raise self._status_error(exc, body, attempt) from None
+                except (openai.APIConnectionError, httpx2.TransportError) as exc:
+                    # APITimeoutError is an APIConnectionError; a timeout is the deadline.
+                    self._raise_if_out_of_bounds(call, attempt)
+                    if self.address_policy is not None:
+                        from ctxlab.summarizers.guarded_http import refusal_in
+
+                        if (refusal := refusal_in(exc)) is not None:
+                            raise SummarizerError(refusal) from None
+                    timed_out = (openai.APITimeoutError, httpx2.TimeoutException)
+                    if isinstance(exc, timed_out):
+                        raise self._deadline_error(attempt - 1) from None
+                    if attempt < attempts and self._waited(self._backoff(attempt), call):
+                        continue
+                    raise SummarizerError(
+                        f"cannot reach {self.where} (connection failed {attempt} times): check "
+                        "that the server is running and that the base URL is right"
+                    ) from None
+                return self._parse(status, text, body)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(
+        self, client: openai.OpenAI, body: dict[str, Any], call: CallState
+    ) -> tuple[int, str]:
+        """One request; the answer read chunk by chunk within the call's time and byte budget.
+
+        Bytes are counted twice: on the wire (by the bounded transport) and once decoded here,
+        so a compressed answer cannot grow past the cap either.
+        """
+        create = client.chat.completions.with_streaming_response.create
+        # identity: the server should not compress; if it does anyway, the decoded count holds.
+        headers = {"Accept-Encoding": "identity"}
+        with create(**body, timeout=call.remaining(), extra_headers=headers) as raw:
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in raw.iter_bytes():
+                size += len(chunk)
+                if size > call.max_bytes:
+                    call.over_size = True
+                    raise httpx2.ReadError("the answer is over the size cap")
+                if call.expired:
+                    raise httpx2.ReadTimeout("the call's deadline has passed")
+                chunks.append(chunk)
+            return raw.status_code, b"".join(chunks).decode("utf-8", "replace")
+
+    def _raise_if_out_of_bounds(self, call: CallState, attempt: int) -> None:
+        if call.over_size:
+            raise SummarizerError(
+                f"the answer from {self.where} is over {format_size(call.max_bytes)}; it was "
+                "abandoned unread (a summary is a few KB): check the base URL and the model, "
+                "or raise the response size limit"
+            ) from None
+        if call.expired:
+            raise self._deadline_error(attempt - 1) from None
+
+    def _deadline_error(self, retried: int) -> SummarizerError:
+        retries = f" ({retried} retries included)" if retried else ""
+        return SummarizerError(
+            f"no complete answer from {self.where} within {self.timeout:g} s{retries}: the "
+            "server may be overloaded, the model slow, or the answer arriving too slowly; raise "
+            "the timeout or lower summary_max_tokens"
+        )
+
+    def _waited(self, seconds: float, call: CallState) -> bool:
+        """Wait before a retry; False (no wait) when the retry could not start before the
+        deadline, so the caller reports the failure it has instead."""
+        if seconds >= call.remaining():
+            return False
+        self._sleep(seconds)
+        return True
 
     def _retryable(self, exc: openai.APIStatusError) -> bool:
         status = exc.status_code
@@ -229,7 +329,8 @@ class OpenAISummarizer:
             detail = payload["message"]
         elif isinstance(payload, str):
             detail = payload
-        said = f" (the server said: {self._scrub(detail)})" if detail.strip() else ""
+        quoted = detail.strip() and self.quote_replies
+        said = f" (the server said: {self._scrub(detail)})" if quoted else ""
         where = self.where
         retried = attempts - 1
         if status == 401:
@@ -280,10 +381,8 @@ class OpenAISummarizer:
         try:
             data = json.loads(text)
         except ValueError:
-            start = self._scrub(text, 60)
-            raise SummarizerError(
-                not_cc.format(why=f"HTTP {status}, not JSON; it begins {start!r}")
-            ) from None
+            start = f"; it begins {self._scrub(text, 60)!r}" if self.quote_replies else ""
+            raise SummarizerError(not_cc.format(why=f"HTTP {status}, not JSON{start}")) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise SummarizerError(not_cc.format(why="no choices"))
@@ -313,6 +412,15 @@ class OpenAISummarizer:
             model=str(data.get("model") or body.get("model") or self.model),
             finish_reason=str(choice.get("finish_reason") or "") or None,
         )
+
+
+class _HttpClient(openai.DefaultHttpxClient):
+    """The client's HTTP connections, closed when the summarizer goes (as openai's own are)."""
+
+    def __del__(self) -> None:
+        if not self.is_closed:
+            with contextlib.suppress(Exception):  # at interpreter shutdown: nothing to tell
+                self.close()
 
 
 def _int(value: Any) -> int:

@@ -26,18 +26,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ctxlab.caches import BoundedCache
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
-from ctxlab.model import Message
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value
 from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, figures, insights_view, render
+from ctxlab.ui import binned_map, figures, insights_view, notices, render
 from ctxlab.ui.insights_view import ProblemsByProvider
 from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
 from ctxlab.ui.summary import Backend, Outcome, run
 from ctxlab.ui.text import visible
-from ctxlab.ui.timeline import cached_replay, chat_key
+from ctxlab.ui.timeline import cached_replay
 
 __all__ = [
     "DISAGREEMENT_ROWS",
@@ -278,7 +278,7 @@ def session_cost(
         with st.spinner("Replaying every turn for the session cost…"):
             rep = cached_replay(strategy, ws, backend if strategy.uses_summarizer else None)
     except (SummarizerError, CtxlabError) as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     cost = SessionCost(rep.total_cost, rep.total_cost_with_cache)
     if len(cache) >= 16:
@@ -287,20 +287,17 @@ def session_cost(
     return cost
 
 
-@st.cache_resource(max_entries=2 * MAX_CONFIGS, show_spinner=False)
-def _shared_result(
-    key: tuple[Any, ...],
-    _messages: tuple[Message, ...],
-    _strategy: Strategy,
-    _counter: TokenCounter,
-) -> tuple[tuple[Message, ...], TrimResult]:
-    """One result per (chat, model, configuration) for every session: no summarizer involved.
+def _results(_: CountedChat) -> BoundedCache[tuple[Any, ...], TrimResult]:
+    return BoundedCache(max_entries=2 * MAX_CONFIGS)
 
-    The entry holds the chat's messages beside the result, so the id in :func:`chat_key` cannot
-    name another chat while the entry lives.
-    """
-    del key  # the cache key only
-    return _messages, _strategy.apply(_messages, _counter)
+
+def _shared_result(
+    key: tuple[Any, ...], ws: Workspace, strategy: Strategy, counter: TokenCounter
+) -> TrimResult:
+    """One result per (chat, model, configuration) for every session: no summarizer involved.
+    Kept with the counted chat, so released with the last session holding the chat."""
+    kept = ws.counted.derived("cmp.results", _results)
+    return kept.get_or_build(key, lambda: strategy.apply(ws.counted.messages, counter))
 
 
 def configuration_outcome(
@@ -327,14 +324,12 @@ def configuration_outcome(
                 kept.clear()
             kept[memo_key] = outcome
         return outcome
-    key = (chat_key(ws), ws.model, repr(strategy))
+    key = (ws.model, repr(strategy))
     try:
-        messages, result = _shared_result(key, ws.counted.messages, strategy, ws.counter)
+        result = _shared_result(key, ws, strategy, ws.counter)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
-    if messages is not ws.counted.messages:  # pragma: no cover - chat_key's invariant
-        raise RuntimeError("a cached result belongs to another chat")
     return Outcome(result, result.summary_request)
 
 

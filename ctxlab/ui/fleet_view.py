@@ -45,7 +45,8 @@ from ctxlab.corpus.upload_folder import UploadFolder, sweep_stale
 from ctxlab.corpus.zip_upload import MAX_ZIP_BYTES, MAX_ZIP_ENTRIES, MAX_ZIP_FILES, extract_chats
 from ctxlab.errors import CtxlabError
 from ctxlab.pricing import format_usd
-from ctxlab.ui import fleet_figures
+from ctxlab.ui import fleet_figures, notices
+from ctxlab.ui.text import markdown_literal
 
 __all__ = [
     "DEFAULT_GRID",
@@ -239,7 +240,7 @@ def _sweep_once() -> None:
 
 
 def _show_error(exc: BaseException) -> None:
-    st.error(str(exc))
+    notices.error(str(exc))  # literally: member names and paths come from the upload
 
 
 def _evaluate_zip(data: bytes, specs: str, model: str) -> UploadFolder | None:
@@ -386,7 +387,7 @@ def _render_report(path: Path) -> None:
         return
     first = shown[0]
     st.caption(
-        f"{first['conversations']:,} conversations · model {first['model']} · "
+        f"{first['conversations']:,} conversations · model {markdown_literal(first['model'])} · "
         "costs at list prices (ctxlab.pricing), with and without OpenAI's prompt cache"
     )
     st.dataframe(_table(shown), hide_index=True, key="fleet-table")

@@ -6,9 +6,7 @@ after :func:`ctxlab.ui.text.visible`; Markdown is used for text this module writ
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ import streamlit as st
 
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
+from ctxlab.csvtext import csv_text
 from ctxlab.formats import messages_to_openai
 from ctxlab.model import Message
 from ctxlab.pricing import DEFAULT_PRICES, format_usd
@@ -29,7 +28,7 @@ from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.tool_overhead import ToolOverhead
-from ctxlab.ui import figures
+from ctxlab.ui import figures, notices
 from ctxlab.ui.insights_view import (
     PROVIDER_TITLES,
     ProblemsByProvider,
@@ -114,7 +113,7 @@ def render_metrics(result: TrimResult, model: str) -> None:
     for col, decision in zip(st.columns(5), Decision, strict=True):
         col.metric(decision.value.capitalize(), f"{counts[decision]:,}")
     for warning in result.warnings:
-        st.warning(visible(warning))
+        notices.warning(warning)
 
 
 def render_round_map(
@@ -468,17 +467,16 @@ def render_context_json(result: TrimResult) -> None:
 
 
 def decisions_csv(counted: CountedChat, decisions: Mapping[str, Decision]) -> str:
-    """id, index, round, role, tokens, decision: one line per input message."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["id", "index", "round", "role", "tokens", "decision"])
+    """id, index, round, role, tokens, decision: one line per input message (an id that a
+    spreadsheet would run as a formula is neutralised, see :mod:`ctxlab.csvtext`)."""
+    rows = []
     k = 0
     starts = counted.starts
     for i, m in enumerate(counted.messages):
         while k + 1 < len(starts) and starts[k + 1] <= i:
             k += 1
-        writer.writerow([m.id, i, k, m.role.value, counted.counts[i], decisions[m.id].value])
-    return buffer.getvalue()
+        rows.append([m.id, i, k, m.role.value, counted.counts[i], decisions[m.id].value])
+    return csv_text(["id", "index", "round", "role", "tokens", "decision"], rows)
 
 
 def render_downloads(

@@ -1,10 +1,12 @@
 """The shared sidebar: which chat, which model, which strategy; and the URL that restores them.
 
 Every page calls :func:`sidebar` first. The loaded chat is a tuple of messages kept in
-``st.session_state`` (samples come from ``st.cache_resource``, which hands back the very same
-object), so the counter's identity cache makes every rerun after the first count free of
-tokenization. A chat that fails to load shows an error naming the problem and the place, and the
-previously loaded chat stays loaded.
+``st.session_state`` (samples, folder chats and uploads come from a cache shared while any session
+holds them, which hands back the very same object), and the session holds its counted chat, so
+the counter's identity cache makes every rerun after the first count free of tokenization and a
+second session of the chat costs none either. What no session holds any more is released
+(:mod:`ctxlab.ui.memory_release`). A chat that fails to load shows an error naming the problem
+and the place, and the previously loaded chat stays loaded.
 
 Only the chat (sample name), model, strategy and strategy parameters enter the URL; an API key
 never does (it lives in a password widget's session state only).
@@ -14,20 +16,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from ctxlab.caches import SharedWhileHeld
 from ctxlab.catalog import CATALOG, ModelInfo
 from ctxlab.chats_folder import FolderChat, folder_chat, list_folder_chats
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_chat_file
 from ctxlab.formats import LoadedChat as FileChat
+from ctxlab.hosting import HostingSettings
 from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
@@ -40,6 +43,8 @@ from ctxlab.strategies import (
 from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
+from ctxlab.ui import notices
+from ctxlab.ui.text import markdown_literal, visible
 from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
 
 __all__ = [
@@ -49,10 +54,12 @@ __all__ = [
     "build_or_error",
     "check_size",
     "content_key",
+    "hosting_settings",
     "load_source",
     "load_source_file",
     "opening_query",
     "params_to_query",
+    "pasted_bytes",
     "sidebar",
     "strategy_params",
     "sync_url",
@@ -109,11 +116,14 @@ class LoadedChat:
     tools: tuple[ToolDefinition, ...] = ()
     usage: tuple[CallUsage, ...] = ()
     warnings: tuple[str, ...] = ()
+    file: FileChat | None = field(default=None, repr=False)
+    """What was read, as the shared chat cache holds it: a session holding this chat keeps it
+    shared with every other session that opens the same chat."""
 
     @classmethod
     def of(cls, file: FileChat, label: str, slot: str, sample: str | None = None) -> LoadedChat:
         """The UI's chat from what :func:`~ctxlab.formats.load_chat_file` read."""
-        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings)
+        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings, file)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -185,7 +195,8 @@ def load_source_file(
     tool definitions, billed usage and warnings.
 
     Args:
-        data: the file's bytes or the pasted text.
+        data: the file's bytes or the pasted text (read as the chat itself: text that names a
+            file on the server is not a chat, and is refused like any other text).
         name: the display name used in error messages.
         conversation: which conversation of a multi-conversation file (None: the first).
         limit_mb: refuse data over this many MB (None: no limit).
@@ -196,24 +207,35 @@ def load_source_file(
     """
     if limit_mb is not None:
         check_size(data, name, limit_mb)
+    if isinstance(data, str):  # text is the chat itself, never a path (see pasted_bytes)
+        data = pasted_bytes(data)
     loaded = load_chat_file(data, name=name, conversation=conversation)
     if not loaded.messages:
         raise CtxlabError(f"{name}: the chat holds no messages")
     return loaded
 
 
-@st.cache_resource(show_spinner="Loading the sample chat…", max_entries=16)
+_CHATS: SharedWhileHeld[tuple[str, ...], FileChat] = SharedWhileHeld()
+"""Every chat read (sample, folder chat, upload, paste), shared by all the sessions holding it
+and released with the last of them."""
+
+
 def _sample_messages(name: str) -> FileChat:
     from ctxlab.samples import sample_path
 
-    return load_chat_file(sample_path(name), name=name)
+    def read() -> FileChat:
+        with st.spinner("Loading the sample chat…"):
+            return load_chat_file(sample_path(name), name=name)
+
+    return _CHATS.get_or_build(("sample", name), read)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
 def _folder_messages(path: str, mtime_ns: int) -> FileChat:
-    """A chat of the server's chats folder, read once per file version."""
-    del mtime_ns  # part of the cache key only: an edited file is read again
-    return load_chat_file(Path(path), name=Path(path).name)
+    """A chat of the server's chats folder, read once per file version while a session holds it
+    (an edited file is read again)."""
+    return _CHATS.get_or_build(
+        ("folder", path, str(mtime_ns)), lambda: load_chat_file(Path(path), name=Path(path).name)
+    )
 
 
 def _folder_chats() -> dict[str, FolderChat]:
@@ -241,19 +263,6 @@ def _set_chat(chat: LoadedChat) -> None:
     st.session_state.pop(UPLOAD_LINK, None)
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
-
-
-def markdown_literal(text: str) -> str:
-    r"""``text`` made :func:`visible` and with every Markdown-special character backslash-escaped,
-    so Markdown shows it as typed (no link, image, colour directive or icon shortcode).
-
-    >>> print(markdown_literal("![x](http://t.invalid) :red[a]"))
-    \!\[x\]\(http\://t\.invalid\) \:red\[a\]
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", visible_title(text))
-
-
 def upload_link_notice(name: str) -> str:
     """What a link made from an uploaded (or pasted) chat says when it is opened (Markdown; the
     name, which comes from the URL, is shown literally)."""
@@ -262,8 +271,9 @@ def upload_link_notice(name: str) -> str:
             "This link was made from a pasted chat, which a link cannot carry: paste it again "
             "(the strategy and parameters of the link apply to it)."
         )
+    shown = markdown_literal(visible_title(name))
     return (
-        f"This link was made from an uploaded chat ({markdown_literal(name)}), which a link "
+        f"This link was made from an uploaded chat ({shown}), which a link "
         "cannot carry: upload it again (the strategy and parameters of the link apply to it)."
     )
 
@@ -285,7 +295,9 @@ def _read_chat(name: str) -> FileChat:
         return _sample_messages(name)
     chat = folder_chat(name)
     try:
-        with st.spinner(f"Reading {chat.path.name} ({chat.size_mb:,.1f} MB)…", show_time=True):
+        with st.spinner(
+            f"Reading {markdown_literal(chat.path.name)} ({chat.size_mb:,.1f} MB)…", show_time=True
+        ):
             return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
     except OSError as exc:  # removed or unreadable since it was listed
         raise CtxlabError(f"{chat.path.name}: cannot be read ({exc.strerror or exc})") from exc
@@ -307,20 +319,24 @@ def content_key(data: bytes | str) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
 def _parsed_upload(
-    digest: str, name: str, conversation: str | None, limit_mb: int, _data: bytes | str
+    digest: str, name: str, conversation: str | None, limit_mb: int, data: bytes | str
 ) -> FileChat:
-    """:func:`load_source_file` of ``_data``, shared by every session that loads the same
-    content (``digest``) under the same name and conversation; errors are not cached."""
-    del digest  # the cache key: ``_data`` itself is not hashed
-    return load_source_file(_data, name, conversation, limit_mb=limit_mb)
+    """:func:`load_source_file` of ``data``, shared by every session that loads the same
+    content (``digest``) under the same name and conversation while one of them holds it;
+    errors are not cached."""
+    key = ("upload", digest, name, conversation or "", str(limit_mb))
+    return _CHATS.get_or_build(
+        key, lambda: load_source_file(data, name, conversation, limit_mb=limit_mb)
+    )
 
 
 def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: str) -> bool:
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     try:
-        with st.spinner(f"Reading {visible_title(name)} ({size / 1024 / 1024:,.1f} MB)…"):
+        with st.spinner(
+            f"Reading {markdown_literal(visible_title(name))} ({size / 1024 / 1024:,.1f} MB)…"
+        ):
             limit = upload_limit_mb()
             check_size(data, name, limit)
             loaded = _parsed_upload(content_key(data), name, conversation, limit, data)
@@ -334,19 +350,22 @@ def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: st
 _CONVERSATIONS = "ctx.conversations"
 
 
-def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
+def _conversation_picker(
+    data: bytes | Callable[[], bytes], name: str, key: str, fingerprint: object = None
+) -> str | None:
     """A picker when the source holds several conversations; the chosen id (None: the first).
 
     The list is read once per source, not on every rerun (listing reads the whole file): an
-    upload's ``key`` holds its file id; pasted text is told apart by its length and hash.
+    upload's ``key`` holds its file id; pasted text is told apart by its ``fingerprint``, and
+    its bytes (``data`` as a function) are only made when the list is read.
     """
-    marker = (key, name, len(data), hash(data) if isinstance(data, str) else None)
+    marker = (key, name, fingerprint if callable(data) else len(data))
     held = st.session_state.get(_CONVERSATIONS)
     if held is not None and held[0] == marker:
         conversations = held[1]
     else:
         try:
-            conversations = list_conversations(data, name=name)
+            conversations = list_conversations(data() if callable(data) else data, name=name)
         except CtxlabError:
             conversations = []  # load_chat reports the problem
         st.session_state[_CONVERSATIONS] = (marker, conversations)
@@ -364,8 +383,6 @@ def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
 
 
 def visible_title(text: str) -> str:
-    from ctxlab.ui.text import visible
-
     return visible(text)[:80]
 
 
@@ -428,6 +445,9 @@ def _pending_url_params(ws: Workspace) -> dict[str, Any]:
     return out
 
 
+_COUNTED = "ctx.counted"
+
+
 def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
     """``counter.counted(messages)`` with a progress bar while tokens are actually counted."""
     holder = st.sidebar.empty()
@@ -442,6 +462,9 @@ def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
 
     counted = counter.counted(messages, progress=progress)
     holder.empty()
+    # The session holds its counted chat: the counter keeps it (and so every other session of
+    # the chat finds it counted) only while some session does.
+    st.session_state[_COUNTED] = counted
     return counted
 
 
@@ -508,13 +531,15 @@ def sidebar() -> Workspace | None:
         _load_sample(next(iter(samples)), samples)
     error = st.session_state.get(ERROR)
     if error:
-        side.error(error)
+        notices.error(error, where=side)
     chat: LoadedChat | None = st.session_state.get(CHAT)
     if chat is None:
         st.error("No chat is loaded: pick a sample, upload a file or paste JSON.")
         return None
     if error:
-        side.caption(f"Still showing the previous chat: {markdown_literal(chat.label)}")
+        side.caption(
+            f"Still showing the previous chat: {markdown_literal(visible_title(chat.label))}"
+        )
 
     side.header("Model")
     if st.session_state.get(MODEL) not in MODEL_CHOICES:
@@ -525,13 +550,14 @@ def sidebar() -> Workspace | None:
         base = get_counter(model)
         counter, tools = _request_counter(base, chat.tools)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     if not counter.is_exact:
         side.caption("Approximate counts: no public tokenizer for this family.")
     counted = _count_request(base, tools.tokens, chat.messages)
+    label = markdown_literal(visible_title(chat.label))
     side.caption(
-        f"{markdown_literal(chat.label)} · {len(counted):,} messages · {len(counted.starts):,} "
+        f"{label} · {len(counted):,} messages · {len(counted.starts):,} "
         f"rounds · {counted.total:,} tokens ({counter.label})"
     )
     _reading_warnings(chat.warnings)
@@ -596,11 +622,9 @@ def _reading_warnings(warnings: tuple[str, ...]) -> None:
     """What the file reader read leniently, under the chat's caption (escaped, one per line)."""
     if not warnings:
         return
-    from ctxlab.ui.text import visible
-
     with st.sidebar.expander(f"{len(warnings):,} reading warning(s)", icon=":material/warning:"):
         for warning in warnings:
-            st.caption(_MARKDOWN_SPECIAL.sub(r"\\\1", visible(warning)))
+            notices.caption(warning)
 
 
 def _upload_panel(samples: Mapping[str, str]) -> None:
@@ -633,11 +657,40 @@ def _paste_panel() -> None:
     try:
         check_size(text, "pasted chat", limit)
     except CtxlabError as exc:
-        side.error(str(exc))
+        notices.error(str(exc), where=side)
         return
-    conversation = _conversation_picker(text, "pasted chat", key="ctx.conv.paste")
+    conversation = _conversation_picker(
+        lambda: pasted_bytes(text),
+        PASTED,
+        key="ctx.conv.paste",
+        fingerprint=(len(text), hash(text)),
+    )
     if side.button("Load pasted chat", key="ctx.paste_load", type="primary"):
-        _try_load(text, PASTED, conversation, prefix="paste")
+        try:
+            data = pasted_bytes(text)
+        except CtxlabError as exc:
+            st.session_state[ERROR] = str(exc)
+            return
+        _try_load(data, PASTED, conversation, prefix="paste")
+
+
+def pasted_bytes(text: str) -> bytes:
+    """Pasted text as the bytes a chat is read from: only ever text, never a path.
+
+    :func:`ctxlab.formats.load_chat` reads a ``str`` naming an existing file or folder from
+    disk (a convenience for Python callers); bytes are always parsed as the chat itself, so a
+    pasted path is as much "not a chat" as any other text and says nothing about the server's
+    files.
+
+    Raises:
+        CtxlabError: the text holds an unpaired surrogate (it cannot be UTF-8).
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CtxlabError(
+            f"{PASTED}: the text holds an unpaired surrogate at character {exc.start}"
+        ) from None
 
 
 def strategy_params(
@@ -701,7 +754,7 @@ def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
     try:
         return build_strategy(name, values)
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
 
 
@@ -736,13 +789,27 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def api_key_default() -> str:
-    """The key from ``st.secrets`` or ``OPENAI_API_KEY``; "" when neither has one."""
-    try:
-        value = st.secrets.get("OPENAI_API_KEY")
-    except Exception:  # st.secrets raises when no secrets.toml exists, even for .get
-        value = None
-    return str(value or os.environ.get("OPENAI_API_KEY", ""))
+def secret_settings() -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
+    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+    from ctxlab.hosting import SETTING_NAMES
+
+    found: dict[str, object] = {}
+    for name in SETTING_NAMES:
+        try:
+            value = st.secrets.get(name)
+        except Exception:  # no secrets.toml, or one that does not parse: no secrets
+            return {}
+        if isinstance(value, str | bool | int):
+            found[name] = value
+    return found
+
+
+def hosting_settings() -> HostingSettings:
+    """The operator's hosting settings: ``.streamlit/secrets.toml``, then the environment."""
+    from ctxlab.hosting import read_settings
+
+    return read_settings(os.environ, secret_settings())
 
 
 ProgressCallback = Callable[[int, int], None]

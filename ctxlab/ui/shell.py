@@ -22,6 +22,7 @@ import streamlit as st
 
 from ctxlab.strategies import Strategy
 from ctxlab.ui import insights_view
+from ctxlab.ui.memory_release import watch_sessions
 from ctxlab.ui.session import (
     Workspace,
     build_or_error,
@@ -100,7 +101,9 @@ def navigation() -> st.Page:
 
 
 def begin_run() -> None:
-    """Start a new run: a fresh :func:`~ctxlab.ui.session.run_scope`, no set-up yet."""
+    """Start a new run: a fresh :func:`~ctxlab.ui.session.run_scope`, no set-up yet (and, once
+    per server, the watcher that releases the memory of sessions that left)."""
+    watch_sessions()
     new_run_scope()
     _LOCAL.shared = None
 

@@ -5,7 +5,9 @@ and ``st.json`` (never Markdown or HTML), and every string a user reads first go
 :func:`visible`, so zero-width and bidirectional control characters appear as escapes instead
 of silently reordering or hiding text. Plotly renders hover text as HTML-ish markup, so hover
 strings also go through :func:`hover_safe`. The one HTML view, :func:`highlighted_html`, escapes
-every character of the text and adds only its own ``<mark>`` tags.
+every character of the text and adds only its own ``<mark>`` tags. Where Streamlit only takes
+Markdown (``st.error``, ``st.caption``, widget labels), :func:`markdown_literal` turns the text
+into Markdown that shows exactly that text and nothing else.
 """
 
 from __future__ import annotations
@@ -13,28 +15,16 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["INVISIBLE", "highlighted_html", "hover_safe", "visible"]
+from ctxlab.visible import INVISIBLE, visible
 
-# Zero-width, directional marks and embeddings/overrides/isolates, the BOM, and other C0/C1
-# control characters except tab and newline.
-INVISIBLE = re.compile(
-    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
-def visible(text: str) -> str:
-    """``text`` with every invisible or direction-changing character shown as ``\\uXXXX``.
-
-    Everything else is left exactly as it is; the result is for display only.
-
-    >>> visible("abc\u202edef\u200b")
-    'abc\\\\u202edef\\\\u200b'
-    """
-    return INVISIBLE.sub(_escape, text)
+__all__ = [
+    "INVISIBLE",
+    "highlighted_html",
+    "hover_safe",
+    "literal_text",
+    "markdown_literal",
+    "visible",
+]
 
 
 def hover_safe(text: str) -> str:
@@ -66,3 +56,100 @@ def highlighted_html(text: str, pattern: re.Pattern[str]) -> str:
     if position < len(text):
         parts.append(f"<span>{html.escape(visible(text[position:]))}</span>")
     return f'<pre style="white-space: pre-wrap; margin: 0">{"".join(parts)}</pre>'
+
+
+# Every ASCII punctuation character: CommonMark lets a backslash escape each of them, and together
+# they are every character that can start Markdown syntax (links, images, HTML, emphasis, code,
+# headings, lists, tables, Streamlit's ``:red[...]`` / ``:material/...:`` directives, ``$`` math).
+_ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# GitHub's autolink-literal extension (which Streamlit's Markdown uses) turns bare
+# ``http(s)://...``, ``www....`` and ``name@host.tld`` into links after escapes are resolved, so
+# backslashes cannot stop it; a word holding one of these goes into a code span instead.
+_AUTOLINK_PRONE = re.compile(r"://|@|www\.", re.IGNORECASE)
+_WORDS = re.compile(r"(\s+)")
+_LINE_INDENT = re.compile(r"(^|\n)([ \t]+)(?=[^ \t\n])")
+
+
+def _code_span(word: str) -> str:
+    """``word`` (no whitespace) as an inline code span: literal, whatever it holds."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", word)), default=0) + 1)
+    # CommonMark strips one space on each side of a code span's content, so the padding lets the
+    # content begin or end with a backtick without being read as part of the fence.
+    return f"{fence} {word} {fence}"
+
+
+def _indent_as_text(match: re.Match[str]) -> str:
+    # Character references never count as indentation, so a line that starts with four spaces
+    # stays text instead of becoming a code block.
+    return match.group(1) + match.group(2).replace("\t", "&#9;").replace(" ", "&#32;")
+
+
+def markdown_literal(text: str) -> str:
+    r"""Markdown that Streamlit renders as exactly ``text`` made :func:`visible`: no link, image,
+    autolink, HTML, heading, list, table, emphasis, colour directive, icon, emoji or math.
+
+    Words holding ``://``, ``@`` or ``www.`` become code spans (GitHub's autolinks, which
+    Streamlit's Markdown uses, ignore backslash escapes); every other ASCII punctuation character
+    is backslash-escaped (CommonMark allows that for each of them); a newline becomes a hard line
+    break and a line's indentation stays text.
+
+    >>> print(markdown_literal("![x](img.png) :red[a] $x$"))
+    \!\[x\]\(img\.png\) \:red\[a\] \$x\$
+    >>> print(markdown_literal("see https://t.invalid/p"))
+    see ` https://t.invalid/p `
+    """
+    parts: list[str] = []
+    for piece in _WORDS.split(visible(text)):
+        if not piece:
+            continue
+        if piece.isspace():
+            parts.append(piece.replace("\n", "  \n"))
+        else:
+            parts.append(_word(piece))
+    return _LINE_INDENT.sub(_indent_as_text, "".join(parts))
+
+
+def _word(word: str) -> str:
+    # Streamlit rewrites every ``:material/`` in the source to ``:material_`` before parsing,
+    # code spans included; an escaped slash between the pieces keeps the text as written.
+    head, icon, tail = word.partition(_ICON_PREFIX)
+    if icon:
+        return _word(head + _ICON_PREFIX[:-1]) + "\\/" + (_word(tail) if tail else "")
+    if _AUTOLINK_PRONE.search(word):
+        return _code_span(word)
+    return _ASCII_PUNCTUATION.sub(r"\\\1", word)
+
+
+_ICON_PREFIX = ":material/"
+
+
+def literal_text(markdown: str) -> str:
+    r"""The text a reader sees for Markdown made by :func:`markdown_literal` (its inverse, up to
+    :func:`visible`): what tests compare with the text that went in.
+
+    >>> literal_text(markdown_literal("a.b https://t.invalid `x`\n  y"))
+    'a.b https://t.invalid `x`\n  y'
+    """
+    out: list[str] = []
+    position = 0
+    for match in _LITERAL_PIECE.finditer(markdown):
+        out.append(markdown[position : match.start()])
+        if match.group("escaped") is not None:
+            out.append(match.group("escaped"))
+        elif match.group("code") is not None:
+            out.append(match.group("code"))
+        elif match.group("ref") is not None:
+            out.append(chr(int(match.group("ref"))))
+        else:
+            out.append("\n")
+        position = match.end()
+    out.append(markdown[position:])
+    return "".join(out)
+
+
+_LITERAL_PIECE = re.compile(
+    r"\\(?P<escaped>[!-/:-@\[-`{-~])"
+    r"|(?P<fence>`+) (?P<code>\S+?) (?P=fence)(?!`)"
+    r"|&#(?P<ref>9|32);"
+    r"|  \n"
+)

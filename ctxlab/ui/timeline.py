@@ -11,16 +11,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ctxlab.caches import BoundedCache
+from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.insights import fact_retention
-from ctxlab.model import Message
 from ctxlab.pricing import format_usd
 from ctxlab.provider_usage import UsageComparison, compare_usage
 from ctxlab.replay import COLUMNS, Replay, ReplayRow, replay
 from ctxlab.strategies import Decision, Strategy
 from ctxlab.summarizers import Summarizer
-from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, figures, insights_view
+from ctxlab.ui import binned_map, figures, insights_view, notices
 from ctxlab.ui.session import Workspace, apply_params
 from ctxlab.ui.strip import strip_html
 from ctxlab.ui.summary import Backend
@@ -61,7 +61,8 @@ FACTS_BY_DEFAULT_UP_TO = 2_000
 """Chats up to this many messages show fact retention on the Replay page without asking."""
 
 REPLAYS_KEPT = 6
-"""Replays the server keeps for every session (a 100,000-message replay is about 27 MB)."""
+"""Replays the server keeps per chat, for every session of it, while a session holds the chat
+(a 100,000-message replay is about 27 MB)."""
 
 
 def usage_explanation(comparison: UsageComparison) -> str:
@@ -154,18 +155,25 @@ def replay_key(ws: Workspace, strategy: Strategy, backend: Backend | None) -> tu
     return (chat_key(ws), ws.model, repr(strategy), backend.label if backend else "")
 
 
-@st.cache_resource(max_entries=REPLAYS_KEPT, show_spinner=False)
+def _replays(_: CountedChat) -> BoundedCache[tuple[Hashable, ...], Replay]:
+    return BoundedCache(max_entries=REPLAYS_KEPT)
+
+
 def _shared_replay(
     key: tuple[Hashable, ...],
-    _messages: tuple[Message, ...],
-    _strategy: Strategy,
-    _counter: TokenCounter,
-    _summarizer: Summarizer | None,
-    model: str,
+    ws: Workspace,
+    strategy: Strategy,
+    summarizer: Summarizer | None,
 ) -> Replay:
-    """One replay per key for the whole server (every session of the same chat shares it)."""
-    del key  # the cache key only
-    return replay(_messages, _strategy, _counter, summarizer=_summarizer, model=model)
+    """One replay per key for the whole server (every session of the same chat shares it),
+    kept with the counted chat: released with the last session holding the chat."""
+    kept = ws.counted.derived("replays", _replays)
+    return kept.get_or_build(
+        key,
+        lambda: replay(
+            ws.counted.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model
+        ),
+    )
 
 
 def cached_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Replay:
@@ -178,14 +186,7 @@ def cached_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) ->
     summarizer = backend.summarizer if backend is not None else None
     if backend is not None and not backend.automatic:
         return replay(ws.chat.messages, strategy, ws.counter, summarizer=summarizer, model=ws.model)
-    rep = _shared_replay(
-        replay_key(ws, strategy, backend),
-        ws.counted.messages,
-        strategy,
-        ws.counter,
-        summarizer,
-        ws.model,
-    )
+    rep = _shared_replay(replay_key(ws, strategy, backend), ws, strategy, summarizer)
     if not _same_chat(rep, ws):  # pragma: no cover - chat_key's invariant
         raise RuntimeError("a cached replay belongs to another chat")
     return rep
@@ -218,10 +219,10 @@ def run_replay(strategy: Strategy, ws: Workspace, backend: Backend | None) -> Re
         with st.spinner("Replaying every turn…"):
             result = cached_replay(strategy, ws, backend)
     except SummarizerError as exc:
-        st.error(f"The summarizer failed; nothing was changed. {exc}")
+        notices.error(f"The summarizer failed; nothing was changed. {exc}")
         return None
     except CtxlabError as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return None
     st.session_state["ctx.replay"] = (key, result)
     return result
@@ -408,7 +409,7 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         st.info("The chat has no assistant turn, so there is nothing to replay.")
         return
     for warning in rep.warnings:
-        st.warning(warning)
+        notices.warning(warning)
     insights_view.render_resummarization_guard(
         strategy,
         ws.chat.messages,
@@ -500,7 +501,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     try:
         context = rep.context_at(turn)
     except (CtxlabError, IndexError, ValueError) as exc:
-        st.error(str(exc))
+        notices.error(str(exc))
         return
     insights_view.render_provider_badges(
         context.messages, key="replay-ctx", counter=ws.counter, model=ws.model_info
@@ -552,7 +553,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
         seen = [f for f in facts if positions.get(f.message_id or "", 0) < row.message_index]
         retention = fact_retention(ws.chat.messages[:stop], context.messages, seen)
         lost = retention.lost()
-        st.caption(
+        notices.caption(
             f"Fact retention at turn {turn}: {retention.percent:.1f}% "
             f"({retention.retained:,} of {retention.total:,} facts seen so far)"
             + (f"; lost: {', '.join(visible(f.text) for f in lost[:8])}" if lost else "")

@@ -41,6 +41,15 @@ def healthy(base_url: str) -> bool:
 def serve_app(log_path: Path, env: Mapping[str, str] | None = None) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port, its output in ``log_path``, with ``env``
     added to this process's environment; yields the base URL once healthy, stops it after."""
+    with serve_app_process(log_path, env) as (base_url, _pid):
+        yield base_url
+
+
+@contextlib.contextmanager
+def serve_app_process(
+    log_path: Path, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """:func:`serve_app`, yielding the server's process id too (to read its memory)."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     command = [
@@ -74,7 +83,7 @@ def serve_app(log_path: Path, env: Mapping[str, str] | None = None) -> Iterator[
                         f"see {log_path}"
                     )
                 time.sleep(0.2)
-            yield base_url
+            yield base_url, process.pid
         finally:
             process.terminate()
             try:

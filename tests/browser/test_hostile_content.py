@@ -8,10 +8,12 @@ request went to the app itself (127.0.0.1 / localhost) or to ``data:`` / ``blob:
 
 from __future__ import annotations
 
+import http.server
 import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from collections.abc import Iterator
@@ -164,6 +166,71 @@ def test_a_pasted_chat_with_planted_scripts_runs_none_of_them(
     assert any("<script>window.__xss = 1" in t for t in texts)
     assert any("<iframe" in t for t in texts)
     open_tab(page, "Context JSON")
+    _assert_inert(page)
+
+
+class _PixelServer(http.server.ThreadingHTTPServer):
+    """A local web server standing in for the host of a planted image or link: it records every
+    path a browser asks it for."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                server.paths.append(self.path)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture
+def pixel_server() -> Iterator[_PixelServer]:
+    server = _PixelServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_keys_quoted_in_an_error_load_nothing_and_link_nowhere(
+    streamlit_server: str, guarded: tuple[Page, Guard], pixel_server: _PixelServer
+) -> None:
+    """Issue 22: an unknown document's keys are listed in the error box as text; the image,
+    link, HTML and bare URL among them make no request and no element."""
+    page, _ = guarded
+    host = f"127.0.0.1:{pixel_server.server_address[1]}"
+    keys = [
+        f"![p](http://{host}/pixel.png)",
+        "[login](https://evil.example)",
+        f"<img src=http://{host}/img.png onerror=alert(1)>",
+        f"http://{host}/bare",
+        ":red[x]",
+        "$x$",
+        ":material/home:",
+    ]
+    open_app(page, streamlit_server)
+    paste_chat(page, json.dumps({key: 1 for key in keys}))
+    error = page.locator("[data-testid='stSidebar'] [data-testid='stAlertContentError']").first
+    expect(error).to_contain_text("not a chat")
+    shown = error.inner_text()
+    for key in keys:
+        assert key in shown, key
+    page.wait_for_timeout(1_000)  # time for an image or prefetch to go out, if one would
+    assert pixel_server.paths == [], "the page fetched from the planted host"
+    app = page.locator("[data-testid='stApp']")
+    assert app.locator(f"img[src*='{host}'], a[href*='{host}']").count() == 0
+    assert app.locator("a[href*='evil.example']").count() == 0
+    assert error.locator("a, img, [data-testid='stIconMaterial'], .katex").count() == 0
     _assert_inert(page)
 
 

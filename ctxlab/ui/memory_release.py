@@ -1,0 +1,155 @@
+"""The server gives back the memory of sessions that left.
+
+What a session opens (its chat, the chat's counts, replays and results derived from it) is kept
+only while some session holds it (:mod:`ctxlab.caches`, :class:`~ctxlab.tokens.TokenCounter`).
+A session holds it through its ``st.session_state``, which Streamlit keeps for
+``server.disconnectedSessionTTL`` seconds (120 by default) after the browser disconnects, so a
+reconnecting tab finds it. Streamlit's store of disconnected sessions drops an expired one only
+when it is next written to (the next session to disconnect): the state of the last viewers to
+leave would stay until someone else came and went.
+
+Nor does that lazy drop shut the session down: the files and download callables Streamlit keeps
+per session (a download button's callable refers to the chat) stay registered for good, and the
+server's send loop keeps the last session it served referenced until it serves another.
+
+One watcher thread per server process therefore asks the server's event loop, every quarter of
+the TTL (at least every 30 s), to drop the sessions whose TTL has passed, shut them down as
+Streamlit does for a session it closes, and empty their state; when it dropped any, it collects
+garbage (replays refer back to their chat, a cycle only the collector frees) and asks glibc's
+allocator to return its free pages to the system (``malloc_trim``), so the server's resident
+size falls back instead of staying at its peak.
+
+The store and the loop are reached through Streamlit's runtime internals (``Runtime``'s
+``_session_mgr._session_storage`` and ``_async_objs.eventloop``), read defensively: if a
+Streamlit release renames them, the watcher does nothing and memory is released at Streamlit's
+own pace (``tests/browser/test_memory.py`` would show it).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import ctypes.util
+import gc
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+__all__ = ["reap_expired_sessions", "release_freed_memory", "watch_sessions"]
+
+_LOGGER = logging.getLogger(__name__)
+_STARTED = threading.Event()
+_START_LOCK = threading.Lock()
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None on a C library without it (musl, macOS, Windows)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return trim
+
+
+def release_freed_memory() -> None:
+    """Collect garbage (cycles included), then return the allocator's free pages to the system
+    where the C library allows it."""
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _session_store() -> tuple[Any, Any] | None:
+    """Streamlit's store of disconnected sessions and the server's event loop, or None."""
+    try:
+        from streamlit.runtime import Runtime
+    except ImportError:  # pragma: no cover - streamlit ships it
+        return None
+    if not Runtime.exists():
+        return None
+    runtime = Runtime.instance()
+    manager = getattr(runtime, "_session_mgr", None)
+    storage = getattr(manager, "_session_storage", None)
+    cache = getattr(storage, "_cache", None)
+    loop = getattr(getattr(runtime, "_async_objs", None), "eventloop", None)
+    if not callable(getattr(cache, "expire", None)) or loop is None:
+        return None
+    return cache, loop
+
+
+def _reap(cache: Any) -> int:
+    """On the event loop (the only thread touching the store): drop and shut down the expired
+    sessions, as Streamlit's ``close_session`` does for a stored one."""
+    removed = cache.expire()
+    for _, info in removed:
+        session = getattr(info, "session", None)
+        if session is not None:
+            session.shutdown()
+            # The server's send loop keeps the last session it served in a local variable
+            # until it serves another: a shut-down session's state must not hold its chat.
+            clear = getattr(getattr(session, "session_state", None), "clear", None)
+            if callable(clear):
+                clear()
+    return len(removed)
+
+
+def reap_expired_sessions(timeout_s: float = 30.0) -> int:
+    """Drop and shut down the disconnected sessions whose TTL has passed; how many."""
+    found = _session_store()
+    if found is None:
+        return 0
+    cache, loop = found
+    done: concurrent.futures.Future[int] = concurrent.futures.Future()
+
+    def on_loop() -> None:
+        try:
+            done.set_result(_reap(cache))
+        except Exception as exc:
+            done.set_exception(exc)
+
+    try:
+        loop.call_soon_threadsafe(on_loop)
+    except RuntimeError:  # the loop is closed: the server is stopping
+        return 0
+    return done.result(timeout_s)
+
+
+def _check_interval_s() -> float:
+    try:
+        ttl = float(st.get_option("server.disconnectedSessionTTL"))
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - option always exists
+        ttl = 120.0
+    return min(30.0, max(1.0, ttl / 4))
+
+
+def _watch(interval_s: float) -> None:
+    while True:
+        time.sleep(interval_s)
+        try:
+            if reap_expired_sessions():
+                release_freed_memory()
+        except Exception:  # never let the watcher die: memory would only stay longer
+            _LOGGER.exception("releasing the memory of sessions that left failed")
+
+
+def watch_sessions() -> None:
+    """Start this server's watcher thread (once per process; nothing outside a server, e.g.
+    under AppTest)."""
+    if _STARTED.is_set() or _session_store() is None:
+        return
+    with _START_LOCK:
+        if _STARTED.is_set():
+            return
+        thread = threading.Thread(
+            target=_watch, args=(_check_interval_s(),), name="ctxlab-release", daemon=True
+        )
+        thread.start()
+        _STARTED.set()

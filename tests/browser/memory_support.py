@@ -1,0 +1,122 @@
+"""Viewers who come and go: the server's memory idle, with N viewers, and after they left.
+
+Shared by ``tests/browser/test_memory.py`` (asserts the ratio) and ``bench/bench_memory.py``
+(prints the figures). A real ``streamlit run app.py`` server serves N generated chats from a
+chats folder (``CTXLAB_CHATS_DIR``); one Chromium page per chat opens ``?chat=NAME``, waits until
+the page has run to the end, and closes. Streamlit drops a closed session's state once
+``server.disconnectedSessionTTL`` seconds have passed (set low here), and the app then releases
+what no session uses any more.
+
+The figure is the server process's resident set size (``VmRSS`` of ``/proc/<pid>/status``): what
+the operator's machine actually pays, allocator included. It is read after warm-up (one session
+on a small sample, opened and left, so imports and encodings are loaded), with the N pages open,
+and after they left, polling until it stops falling.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from browser_support import APP_IDLE, EXCEPTION, serve_app_process
+from playwright.sync_api import Browser, expect
+
+from ctxlab.samples import ensure_large_chat
+
+SESSION_TTL_S = 2
+"""``server.disconnectedSessionTTL`` of the measured server (Streamlit's default is 120 s)."""
+
+WARM_UP_CHAT = "coding_agent_session"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFigures:
+    """RSS in MB of the server: idle after warm-up, with the viewers open, after they left."""
+
+    viewers: int
+    messages: int
+    idle_mb: float
+    peak_mb: float
+    left_mb: float
+
+    @property
+    def ratio(self) -> float:
+        """After the viewers left / idle: the figure the issue bounds at 1.5."""
+        return self.left_mb / self.idle_mb
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of process ``pid`` in MB (``VmRSS``)."""
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def make_chats(folder: Path, viewers: int, messages: int) -> list[str]:
+    """``viewers`` different generated chats of ``messages`` messages in ``folder``; names."""
+    names = []
+    for k in range(viewers):
+        name = f"viewer_chat_{k}"
+        ensure_large_chat(folder / f"{name}.json", messages, seed=1000 + k)
+        names.append(name)
+    return names
+
+
+def _settled(pid: int, timeout_s: float, still_s: float = 5.0) -> float:
+    """The lowest RSS seen until it has not fallen for ``still_s`` seconds (or ``timeout_s``
+    passed), waiting first for the session TTL to pass."""
+    time.sleep(SESSION_TTL_S + 1.0)
+    deadline = time.monotonic() + timeout_s
+    lowest = rss_mb(pid)
+    since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = rss_mb(pid)
+        if now < lowest - 0.5:
+            lowest, since = now, time.monotonic()
+        elif time.monotonic() - since >= still_s:
+            break
+    return lowest
+
+
+def _open_pages(browser: Browser, base_url: str, chats: list[str]) -> Iterator[None]:
+    """One page per chat, all open at once; yields once while they are open, then closes them."""
+    contexts = []
+    try:
+        for chat in chats:
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            contexts.append(context)
+            page = context.new_page()
+            page.goto(f"{base_url}/?chat={chat}", wait_until="domcontentloaded")
+            expect(page.locator(APP_IDLE)).to_be_attached(timeout=180_000)
+            page.wait_for_timeout(300)
+            expect(page.locator(APP_IDLE)).to_be_attached(timeout=180_000)
+            expect(page.locator(EXCEPTION)).to_have_count(0)
+        yield None
+    finally:
+        for context in contexts:
+            context.close()
+
+
+def measure(
+    browser: Browser, folder: Path, log_path: Path, viewers: int, messages: int
+) -> MemoryFigures:
+    """Serve ``viewers`` chats of ``messages`` messages and measure the server (see the module)."""
+    chats = make_chats(folder, viewers, messages)
+    env = {
+        "CTXLAB_CHATS_DIR": str(folder),
+        "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(SESSION_TTL_S),
+    }
+    wait_s = SESSION_TTL_S + 60.0
+    with serve_app_process(log_path, env) as (base_url, pid):
+        for _ in _open_pages(browser, base_url, [WARM_UP_CHAT]):
+            pass
+        idle = _settled(pid, wait_s)
+        peak = 0.0
+        for _ in _open_pages(browser, base_url, chats):
+            peak = rss_mb(pid)
+        left = _settled(pid, wait_s)
+    return MemoryFigures(viewers, messages, idle, peak, left)
