@@ -108,10 +108,27 @@ def test_empty_results_folder_says_how_to_make_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(RESULTS_ENV, str(tmp_path))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("CTXLAB_PROFILE", "local")
     at = page("pages/5_Fleet.py")
     at.run()
     assert not at.exception
     assert any("ctxlab eval" in i.value for i in at.info)
+
+
+def test_a_hosted_server_does_not_tell_visitors_where_it_keeps_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "operators-private-results"
+    folder.mkdir()
+    monkeypatch.setenv(RESULTS_ENV, str(folder))
+    monkeypatch.setenv("CTXLAB_PROFILE", "hosted")
+    at = page("pages/5_Fleet.py")
+    at.run()
+    assert not at.exception
+    infos = [i.value for i in at.info]
+    assert any("evaluate a zip of chats" in i for i in infos), infos
+    assert not any("operators-private-results" in i for i in infos)
 
 
 def _zip(members: dict[str, bytes]) -> bytes:

@@ -313,10 +313,15 @@ def results_picker() -> Path | None:
                 st.session_state["fleet-results"] = "This session's upload"
                 options = [*names, "This session's upload"]
     if not options:
-        st.info(
-            f"No results in {folder}. Run `ctxlab eval CORPUS --grid ... --db "
-            f"{folder}/NAME.duckdb`, or evaluate a zip of chats in the sidebar."
-        )
+        from ctxlab.ui.session import hosting_settings
+
+        if hosting_settings().hosted:  # a visitor is not told where the server keeps files
+            st.info("No saved results on this server: evaluate a zip of chats in the sidebar.")
+        else:
+            notices.info(
+                f"No results in {folder}. Run ctxlab eval CORPUS --grid ... --db "
+                f"{folder}/NAME.duckdb, or evaluate a zip of chats in the sidebar."
+            )
         return None
     picked = side.selectbox("Results", options, key="fleet-results")
     if picked == "This session's upload":
