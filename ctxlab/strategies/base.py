@@ -18,7 +18,7 @@ from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ctxlab.counted import CountedChat
-from ctxlab.errors import ParameterError
+from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message
 
 if TYPE_CHECKING:
@@ -434,6 +434,14 @@ def token_default(chat_based: int, window: int | None) -> int:
     return min(chat_based, nice_fraction(window, WINDOW_SHARE))
 
 
+def _replaced(obj: Any, path: tuple[str, ...], value: Any) -> Any:
+    """A copy of the frozen dataclass ``obj`` with the (nested) field at ``path`` set to
+    ``value``; works for a strategy outside the registry too (no ``build_strategy``)."""
+    head, *rest = path
+    inner = _replaced(getattr(obj, head), tuple(rest), value) if rest else value
+    return dataclasses.replace(obj, **{head: inner})
+
+
 def _setting_phrase(strategy: Strategy, name: str, values: Mapping[str, Any]) -> str:
     """``Max tokens (max_tokens) = 8,000``: how a check names a setting the user can find."""
     from ctxlab.strategies.registry import parameters
@@ -613,7 +621,7 @@ class Strategy:
         """
         if sends_conversation(result) or all(m.role.is_instruction for m in messages):
             return None
-        from ctxlab.strategies.registry import current_params, parameters, with_params
+        from ctxlab.strategies.registry import current_params, parameters
 
         values = current_params(self)
         total = counter.counted(messages).total
@@ -633,11 +641,11 @@ class Strategy:
             else:
                 continue
             try:
-                changed = with_params(self, candidate.changes)
+                changed = _replaced(self, info.path, candidate.changes[info.name])
                 if sends_conversation(changed.apply(messages, counter)):
                     fixes.append(candidate)
-            except (ParameterError, ValueError):
-                continue
+            except (CtxlabError, ValueError):
+                continue  # the changed value is not one this strategy accepts: no fix
         what = "only the system prompt" if result.messages else "nothing"
         settings = tuple(name for fix in fixes for name in fix.changes)
         named = ", ".join(_setting_phrase(self, name, values) for name in settings)
