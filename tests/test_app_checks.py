@@ -132,3 +132,14 @@ def test_a_chat_kept_whole_shows_no_red_arrow_on_the_playground() -> None:
     assert sent.delta == "all 130,285 kept"
     shown = str(sent.proto)
     assert "direction: NONE" in shown and "color: GRAY" in shown  # no arrow, not red
+
+
+def test_replay_names_the_setting_at_a_turn_that_sends_nothing() -> None:
+    at = page("pages/2_Replay.py", chat=CODEX, strategy="trim-last")
+    at.run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error if "Nothing of the conversation" in e.value]
+    assert markdown_literal("Start on a user message (start_on_user)") in error
+    at.button(key="replay-empty-fix1").click().run()
+    assert not at.exception
+    assert not [e for e in at.error if "Nothing of the conversation" in e.value]
