@@ -67,7 +67,9 @@ __all__ = [
     "render_summary_request",
     "render_system_prompt_note",
     "render_tool_definitions",
+    "saved_percent",
     "table_rows",
+    "tokens_sent_delta",
     "tool_frame",
     "zoom_title",
 ]
