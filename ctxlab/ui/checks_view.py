@@ -32,7 +32,9 @@ def check_of(result: TrimResult, strategy: Strategy, ws: Workspace) -> ContextCh
     memo: dict[Hashable, tuple[TrimResult, ContextCheck]] = ws.counted.derived(
         "checks.context", _empty_memo
     )
-    key = (id(result), ws.model, strategy)
+    # The result's identity stands for the strategy too: a result comes from one configuration
+    # (and a third party's strategy need not be hashable).
+    key = (id(result), ws.model)
     held = memo.get(key)
     if held is not None and held[0] is result:
         return held[1]
