@@ -1,4 +1,5 @@
-"""The round map's budget and window lines: what plotly's add_vline draws, for less."""
+"""The round map's budget and window lines: placed so no two labels overprint and none runs
+out of the chart, with a limit that holds the whole chat drawn off scale (issue 23)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import plotly.graph_objects as go
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxlab.catalog import get_model
 from ctxlab.ui import figures
 
 
@@ -13,39 +15,75 @@ def _strip() -> go.Figure:
     return go.Figure(go.Bar(x=[1], y=["rounds"], orientation="h"))
 
 
-@given(total=st.integers(0, 10**7), size=st.integers(0, 10**7))
-def test_a_tail_line_is_add_vlines_shape_with_its_label_above_the_strip(
+def _rise(note: go.layout.Annotation) -> float:
+    """How far above the strip's top a label's box begins (pixels)."""
+    return float(-note.ay) if note.showarrow else float(note.yshift)
+
+
+@given(total=st.integers(1, 10**7), size=st.integers(0, 10**7))
+def test_a_line_inside_the_chat_is_drawn_and_its_label_starts_at_the_nearer_end(
     total: int, size: int
 ) -> None:
-    ours, theirs = _strip(), _strip()
-    figures.add_tail_lines(ours, total, [(size, "budget", "#c62828", "dash")])
-    theirs.add_vline(
-        x=max(total - size, 0),
-        line={"color": "#c62828", "dash": "dash", "width": 2},
-        annotation_text="budget",
-        annotation_position="top left" if total > size else "top right",
-        annotation_font_size=figures.FONT_SIZE,
-    )
-    assert ours.layout.shapes[0].to_plotly_json() == theirs.layout.shapes[0].to_plotly_json()
-    label = theirs.layout.annotations[0].to_plotly_json()
-    label["yanchor"] = "bottom"  # above the strip rather than over its blocks
-    assert ours.layout.annotations[0].to_plotly_json() == label
+    fig = _strip()
+    figures.add_tail_lines(fig, total, [(size, "budget 8,000", "#c62828", "dash")])
+    (note,) = fig.layout.annotations
+    if size > total:  # the whole chat fits: nothing to draw inside the strip
+        assert fig.layout.shapes == ()
+        assert note.text == "← budget 8,000" and note.x == 0 and note.xanchor == "left"
+        assert not note.showarrow and note.hovertext
+        return
+    (line,) = fig.layout.shapes
+    assert line.x0 == line.x1 == total - size
+    assert note.x == total - size and note.showarrow and note.axref == "x"
+    nearer_left = (total - size) / total < 0.5
+    assert note.ax == (0 if nearer_left else total)
+    assert note.xanchor == ("left" if nearer_left else "right")
+
+
+def test_a_window_far_above_the_chat_is_an_arrow_at_the_left_end_not_a_line_at_zero() -> None:
+    window = get_model("gpt-4.1")
+    fig = _strip()
+    figures.add_tail_lines(fig, 6_420, figures.tail_lines(8_000, window, 0))
+    assert fig.layout.shapes == ()
+    texts = [n.text for n in fig.layout.annotations]
+    assert texts == ["← budget 8,000", "← gpt-4.1 window<br>1,047,576"]
+
+
+def test_each_label_has_rows_of_its_own_so_close_lines_never_overprint() -> None:
+    fig = _strip()
+    lines = [(100, "budget 100", "red", "dash"), (101, "gpt-4o window 128,000", "blue", "dot")]
+    figures.add_tail_lines(fig, 1_000, lines)
+    first, second = fig.layout.annotations
+    # the first label is one text line: the second starts a full row above it
+    assert _rise(second) - _rise(first) >= figures.LABEL_ROW_PX
+    assert figures.label_lines(lines) == 3  # the window's label wraps onto two lines
 
 
 def test_lines_are_added_after_the_figures_own_shapes() -> None:
     fig = _strip()
     fig.add_hline(y=0)
     figures.add_tail_lines(fig, 100, [(40, "a", "red", "dash"), (200, "b", "blue", "dot")])
-    assert [s.x0 for s in fig.layout.shapes] == [0, 60, 0]
-    assert [a.text for a in fig.layout.annotations] == ["a", "b"]
+    assert [s.x0 for s in fig.layout.shapes] == [0, 60]
+    assert [a.text for a in fig.layout.annotations] == ["a", "← b"]
     assert [a.xanchor for a in fig.layout.annotations] == ["right", "left"]
 
 
 def test_budget_and_window_lines_leave_out_the_fixed_overhead() -> None:
-    from ctxlab.catalog import get_model
-
     window = get_model("gpt-4o")
     lines = figures.tail_lines(8000, window, 500)
     assert lines[0][:2] == (7500, "budget 8,000")
     assert lines[1][0] == window.context_window - 500
     assert figures.tail_lines(None, None, 0) == []
+
+
+@given(text=st.text(min_size=0, max_size=60))
+def test_a_long_label_wraps_once_at_its_last_space(text: str) -> None:
+    wrapped = figures.wrap_label(text)
+    assert wrapped.replace("<br>", " ", 1) == text or wrapped == text
+    assert wrapped.count("<br>") <= 1 + text.count("<br>")
+
+
+def test_an_axis_fits_the_data_and_leaves_far_limits_off_scale() -> None:
+    assert figures.off_scale(128_000, 6_420) and not figures.off_scale(16_000, 6_420)
+    assert figures.fit_axis(6_420, [16_000, 128_000]) == 16_000 * 1.05
+    assert figures.fit_axis(6_420, [1_047_576]) == 6_420 * 1.05
