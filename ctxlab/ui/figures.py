@@ -387,7 +387,7 @@ TailLine = tuple[int, str, str, str]
 LABEL_FONT_SIZE = 14
 """Line labels and axis titles of the strips: readable on a projector, short enough for the
 narrowest column the app uses (Compare with four configurations, about 190 px of chart)."""
-LABEL_ROW_PX = 18
+LABEL_ROW_PX = 21
 """Height of one text line of a line label: each label of a chart gets its own rows, so two
 labels never overprint whatever the chart's width and however close their lines are."""
 LABEL_LINE_CHARS = 16
@@ -754,6 +754,9 @@ def strip_layout(title: str | None, height: int, *, label_rows: int = 0) -> dict
         "font": {"size": FONT_SIZE},
         "hoverlabel": {"font": {"size": FONT_SIZE}},
         "margin": {"l": 10, "r": 10, "t": top, "b": 60 + STRIP_LEGEND_PX},
+        # Plotly hides the legend of a one-trace chart: a strip that is all "kept" must still
+        # say what its colour means.
+        "showlegend": True,
         "legend": {
             "orientation": "h",
             "yref": "container",
