@@ -3,12 +3,19 @@ out of the chart, with a limit that holds the whole chat drawn off scale (issue 
 
 from __future__ import annotations
 
+import re
+
 import plotly.graph_objects as go
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ctxlab.catalog import get_model
+from ctxlab.model import Message, Role
+from ctxlab.strategies import Decision
+from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
+from ctxlab.ui.binned_map import binned_map_figure, decision_bins, decision_codes
+from ctxlab.ui.strip import strip_html
 
 
 def _strip() -> go.Figure:
@@ -87,3 +94,57 @@ def test_an_axis_fits_the_data_and_leaves_far_limits_off_scale() -> None:
     assert figures.off_scale(128_000, 6_420) and not figures.off_scale(16_000, 6_420)
     assert figures.fit_axis(6_420, [16_000, 128_000]) == 16_000 * 1.05
     assert figures.fit_axis(6_420, [1_047_576]) == 6_420 * 1.05
+
+
+def test_every_strip_builder_makes_room_above_the_strip_for_its_label_rows(
+    counter: TokenCounter,
+) -> None:
+    chat = tuple(
+        m
+        for i in range(6)
+        for m in (
+            Message(Role.USER, "question " * 40, f"u{i}"),
+            Message(Role.ASSISTANT, "answer " * 60, f"a{i}"),
+        )
+    )
+    counted = counter.counted(chat)
+    decisions = {m.id: Decision.DROPPED if k < 6 else Decision.KEPT for k, m in enumerate(chat)}
+    window = get_model("gpt-4o")
+    budget = counted.prefix[-1] // 2
+    codes = decision_codes(counted, decisions)
+    built = [
+        figures.round_map_figure(counted, decisions, budget=budget, window=window, title="t"),
+        figures.round_map_zoom_figure(
+            counted, decisions, (3, 6), budget=budget, window=window, title="t"
+        ),
+        binned_map_figure(decision_bins(counted, codes), budget=budget, window=window, title="t"),
+    ]
+    rows = figures.label_lines(figures.tail_lines(budget, window, 0))
+    assert rows == 3  # "budget N" and the wrapped "gpt-4o window / 128,000"
+    for fig in built:
+        highest = max(_rise(n) for n in fig.layout.annotations if n.name == figures.TAIL_NOTE)
+        # the top margin holds the title and every row; the last row starts below it
+        assert fig.layout.margin.t >= 44 + figures.label_rows_margin(rows)
+        assert highest + 2 * figures.LABEL_ROW_PX <= fig.layout.margin.t
+        assert fig.layout.showlegend and fig.layout.title.yref == "container"
+
+
+def test_the_html_strip_places_labels_at_its_ends_and_marks_them_for_measuring(
+    counter: TokenCounter,
+) -> None:
+    chat = (
+        Message(Role.USER, "a " * 300, "u"),
+        Message(Role.ASSISTANT, "b " * 300, "a"),
+        Message(Role.USER, "c " * 30, "u2"),
+        Message(Role.ASSISTANT, "d " * 30, "a2"),
+    )
+    counted = counter.counted(chat)
+    decisions = {"u": Decision.DROPPED, "a": Decision.DROPPED}
+    fig = figures.round_map_figure(counted, decisions, budget=100, window=get_model("gpt-4o"))
+    body = strip_html(fig)
+    labels = re.findall(r'<span data-strip-label title="[^"]*" style="([^"]*)"', body)
+    assert len(labels) == 2
+    # never positioned at the line (which may sit at either edge): at the nearer end, and
+    # allowed to wrap inside the strip
+    assert all(("left:0;" in s or "right:0;" in s) and "max-width:100%" in s for s in labels)
+    assert 'data-strip="round map"' in body
