@@ -17,7 +17,14 @@ from ctxlab.catalog import ModelInfo
 from ctxlab.recommend import Recommendation, SessionPoint
 from ctxlab.strategies import Strategy
 from ctxlab.summarizers import OfflineSummarizer, Summarizer
-from ctxlab.ui.figures import DECISION_COLOURS, FONT_SIZE, WINDOW_COLOUR
+from ctxlab.ui.figures import (
+    DECISION_COLOURS,
+    FONT_SIZE,
+    OFF_SCALE_UP,
+    WINDOW_COLOUR,
+    fit_axis,
+    off_scale,
+)
 from ctxlab.ui.summary import Backend
 
 __all__ = ["QUESTION_LABELS", "recommendation_figure", "sweep_summarizer"]
@@ -27,9 +34,6 @@ QUESTION_LABELS = {
     "cheapest": "Cheapest session with the prompt cache (that fits and keeps the facts)",
 }
 _RECOMMEND_COLOUR = "#2e7d32"
-_WINDOW_IN_VIEW = 1.5
-"""The window is drawn as a line when it is at most this many times the largest call; above
-that it is an off-scale note, so the calls keep the axis."""
 
 
 def sweep_summarizer(cls: type[Strategy], backend: Backend | None) -> tuple[Summarizer | None, str]:
@@ -92,10 +96,10 @@ def recommendation_figure(
         )
         fig.update_yaxes(title_text=name, rangemode="tozero", row=row, col=1)
     largest = max([p.largest_call for p in points], default=0)
-    window_shown = model is not None and model.context_window <= largest * _WINDOW_IN_VIEW
-    top_calls = max(largest, model.context_window if window_shown and model else 0) or 1
+    window_shown = model is not None and not off_scale(model.context_window, largest)
     # The axis fits the calls: a window far above them would flatten the curve against 0.
-    fig.update_yaxes(range=[0, top_calls * 1.12], row=1, col=1)
+    top_calls = fit_axis(largest, [model.context_window] if model is not None else [])
+    fig.update_yaxes(range=[0, top_calls], row=1, col=1)
     if model is not None and window_shown:
         fig.add_hline(
             y=model.context_window,
@@ -107,7 +111,7 @@ def recommendation_figure(
         )
     elif model is not None:
         fig.add_annotation(
-            text=f"↑ {model.window_label()} (off scale, above every call)",
+            text=f"{OFF_SCALE_UP}{model.window_label()} (off scale, above every call)",
             xref="x domain",
             yref="y domain",
             # top left: the curves rise with the value, so that corner stays clear
