@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from bisect import bisect_right
 from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ __all__ = [
     "ResummarizationRisk",
     "SendsNothing",
     "Strategy",
+    "SweepRange",
     "TrimResult",
     "check_params",
     "describe_round",
@@ -49,6 +51,7 @@ __all__ = [
     "sends_conversation",
     "suffix_decisions",
     "suggested_for",
+    "sweep_range_from_counts",
     "token_default",
 ]
 
@@ -434,6 +437,49 @@ def token_default(chat_based: int, window: int | None) -> int:
     return min(chat_based, nice_fraction(window, WINDOW_SHARE))
 
 
+SWEEP_FLOOR = 0.02
+"""A token sweep starts at this share of its top: below it a context holds about one message."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRange:
+    """The values of one parameter worth sweeping on a chat: ``lo`` to ``hi``, both included.
+
+    ``0 < lo <= hi``. ``log`` says the values are best spaced geometrically (a token budget's
+    knee lies in the low part of its range); ``basis`` says in words what ``hi`` is (``the
+    chat's 6,420 tokens``), for the page's caption.
+    """
+
+    lo: float
+    hi: float
+    integer: bool
+    log: bool
+    basis: str
+
+
+def sweep_range_from_counts(
+    spec: ParamSpec,
+    *,
+    integer: bool,
+    top: float,
+    basis: str,
+    log: bool,
+    floor: float = 0,
+) -> SweepRange | None:
+    """The range from ``floor`` to ``top`` clamped to ``spec``'s declared bounds and kept above
+    0 (1 for integers, a hundredth of ``top`` otherwise); None when the chat leaves nothing to
+    sweep (``top`` at or below that)."""
+    hi = top if spec.max is None else min(top, spec.max)
+    lo = max(floor, spec.min or 0)
+    if integer:
+        hi, lo = math.floor(hi), max(math.ceil(lo), 1)
+    elif lo <= 0:
+        lo = hi / 100
+    if hi <= 0 or hi < lo:
+        return None
+    return SweepRange(float(lo), float(hi), integer, log and hi > lo, basis)
+
+
 def _replaced(obj: Any, path: tuple[str, ...], value: Any) -> Any:
     """A copy of the frozen dataclass ``obj`` with the (nested) field at ``path`` set to
     ``value``; works for a strategy outside the registry too (no ``build_strategy``)."""
@@ -593,6 +639,54 @@ class Strategy:
         also serves strategies written before the argument existed.
         """
         return cls()
+
+    def sweep_range(
+        self, name: str, chat: CountedChat, window: int | None = None
+    ) -> SweepRange | None:
+        """The values of parameter ``name`` (its leaf name) worth trying on ``chat``, for Tune;
+        None when nothing in this chat is acted on by it (a tool-result count on a chat
+        without tool results).
+
+        ``window`` is the model's context window (None: unknown). The default reads the
+        parameter's unit: ``tokens`` run from :data:`SWEEP_FLOOR` of the top to the smaller of
+        the chat's tokens and ``window`` (above it every value keeps the whole chat, or a
+        call the model refuses), log-spaced; ``messages``, ``rounds`` and ``tool_results``
+        run from 1 to the chat's count; any other parameter over its declared range. A
+        strategy whose parameter counts something else overrides it.
+        """
+        from ctxlab.strategies.registry import parameters
+
+        info = next((i for i in parameters(type(self)) if i.name == name), None)
+        if info is None or info.kind not in ("int", "float", "optional_int"):
+            return None
+        spec, integer = info.spec, info.kind != "float"
+        if spec.unit == "tokens":
+            top = chat.total if window is None else min(chat.total, window)
+            basis = (
+                f"the chat's {chat.total:,} tokens"
+                if window is None or chat.total <= window
+                else f"the model's {window:,}-token window"
+            )
+            return sweep_range_from_counts(
+                spec, integer=integer, top=top, basis=basis, log=True, floor=top * SWEEP_FLOOR
+            )
+        counts: tuple[int, str] | None = None
+        if spec.unit == "messages":
+            counts = len(chat), f"the chat's {len(chat):,} messages"
+        elif spec.unit == "rounds":
+            counts = len(chat.starts), f"the chat's {len(chat.starts):,} rounds"
+        elif spec.unit == "tool_results":
+            results = sum(1 for m in chat.messages if m.is_tool_result)
+            counts = results, f"the chat's {results:,} tool results"
+        if counts is not None:
+            return sweep_range_from_counts(
+                spec, integer=integer, top=counts[0], basis=counts[1], log=counts[0] > 24
+            )
+        default = info.default if isinstance(info.default, int | float) else 0
+        declared = spec.max if spec.max is not None else max(float(default) * 4, 10)
+        return sweep_range_from_counts(
+            spec, integer=integer, top=declared, basis="its declared range", log=False
+        )
 
     def resummarization_guard(
         self, messages: Sequence[Message], counter: TokenCounter
