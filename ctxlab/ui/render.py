@@ -423,9 +423,10 @@ def render_message_reader(
     )
     if selection is not None and selection.span is not None:
         first, stop = selection.span
-        st.caption(
-            f"The round map block you clicked holds messages {first:,}–{stop - 1:,} (rounds "
-            f"{counted.round_containing(first):,}–{counted.round_containing(stop - 1):,}): "
+        low, high = counted.round_containing(first), counted.round_containing(stop - 1)
+        rounds = f"round {low:,}" if low == high else f"rounds {low:,}–{high:,}"
+        notices.caption(
+            f"The round map block you clicked holds messages {first:,}–{stop - 1:,} ({rounds}): "
             "this is its first message. Pick another of them in the table or by number."
         )
     message = counted.messages[index]
