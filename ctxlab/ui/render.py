@@ -170,6 +170,9 @@ def render_round_map(
     if reveal is None:
         st.plotly_chart(fig, key=key, width="stretch")
     else:
+        # A click selects one block; Plotly then fades the others to 0.2, too pale to read
+        # their decisions by: fade them less.
+        fig.update_traces(unselected={"marker": {"opacity": 0.55}}, selector={"type": "bar"})
         st.plotly_chart(
             fig,
             key=key,
