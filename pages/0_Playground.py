@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import insights_view, render, report
+from ctxlab.ui import checks_view, insights_view, render, report
 from ctxlab.ui.session import apply_params
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
@@ -20,12 +20,17 @@ if outcome is None:
     st.stop()
 result, budget = outcome.result, render.budget_of(strategy)
 summary_request = outcome.request
+check = checks_view.check_of(result, strategy, ws)
 
-render.render_metrics(result, ws.model)
-problems = insights_view.render_provider_badges(
-    result.messages, key="pg", budget=budget, counter=ws.counter, model=ws.model_info
+checks_view.render_sends_nothing(
+    check.sends_nothing,
+    key="pg-empty",
+    apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
 )
+render.render_metrics(result, ws.model)
+problems = insights_view.render_provider_badges(result.messages, key="pg", problems=check.providers)
 insights_view.render_window_badge(result.tokens_after, ws.model_info)
+checks_view.render_over_limit(check.over_limit)
 insights_view.render_resummarization_guard(
     strategy,
     ws.chat.messages,

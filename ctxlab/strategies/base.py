@@ -18,7 +18,7 @@ from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ctxlab.counted import CountedChat
-from ctxlab.errors import ParameterError
+from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message
 
 if TYPE_CHECKING:
@@ -26,22 +26,27 @@ if TYPE_CHECKING:
     from ctxlab.tokens import TokenCounter
 
 __all__ = [
+    "BudgetNote",
     "Decision",
     "DecisionRuns",
     "EditSites",
+    "Fix",
     "ParamSpec",
     "Projection",
     "ResummarizationGuard",
     "ResummarizationRisk",
+    "SendsNothing",
     "Strategy",
     "TrimResult",
     "check_params",
     "describe_round",
+    "nice_ceiling",
     "nice_fraction",
     "param",
     "reasons_for",
     "round_decisions",
     "run_decisions",
+    "sends_conversation",
     "suffix_decisions",
     "suggested_for",
     "token_default",
@@ -172,6 +177,69 @@ class ResummarizationGuard:
 
     risk: ResummarizationRisk
     changes: dict[str, int]  # parameter name -> suggested value; empty when nothing fires
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A parameter change that makes a configuration send something: a button's words and the
+    values it sets, by parameter leaf name (``with_params`` applies them)."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SendsNothing:
+    """A configuration whose context holds no message of the conversation (nothing at all, or
+    only the system prompt): why, which settings cause it, and changes that send something.
+
+    ``settings`` are parameter leaf names; every fix in ``fixes`` was checked to send at least
+    one conversation message on the chat it was computed for.
+    """
+
+    text: str
+    settings: tuple[str, ...]
+    fixes: tuple[Fix, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetNote:
+    """The context sent is over the user's own token limit (a budget or a trigger).
+
+    Not a provider problem: no API rejects a request for being over a limit the user chose.
+    ``reason`` says why the strategy went over it (what it always keeps).
+    """
+
+    parameter: str
+    label: str
+    limit: int
+    tokens: int
+    reason: str
+
+    @property
+    def text(self) -> str:
+        """``Over your token budget: 4,145 of 3,800 tokens — <reason>``."""
+        label = self.label.removesuffix(" (tokens)")
+        head = f"Over your {label[:1].lower()}{label[1:]}: {self.tokens:,} of "
+        head += f"{self.limit:,} tokens"
+        return f"{head} — {self.reason}" if self.reason else f"{head}."
+
+
+def sends_conversation(result: TrimResult) -> bool:
+    """Whether ``result``'s context holds a message that is not a system/developer prompt."""
+    return any(not m.role.is_instruction for m in result.messages)
+
+
+def nice_ceiling(value: int) -> int:
+    """``value`` rounded up to two significant digits (a limit a person can type), at least 1.
+
+    >>> nice_ceiling(41_234), nice_ceiling(87), nice_ceiling(0)
+    (42000, 87, 1)
+    """
+    if value < 100:
+        return max(value, 1)
+    scale: int = 10 ** (len(str(value)) - 2)
+    return -(-value // scale) * scale
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -366,6 +434,31 @@ def token_default(chat_based: int, window: int | None) -> int:
     return min(chat_based, nice_fraction(window, WINDOW_SHARE))
 
 
+def _replaced(obj: Any, path: tuple[str, ...], value: Any) -> Any:
+    """A copy of the frozen dataclass ``obj`` with the (nested) field at ``path`` set to
+    ``value``; works for a strategy outside the registry too (no ``build_strategy``)."""
+    head, *rest = path
+    inner = _replaced(getattr(obj, head), tuple(rest), value) if rest else value
+    return dataclasses.replace(obj, **{head: inner})
+
+
+def _setting_phrase(strategy: Strategy, name: str, values: Mapping[str, Any]) -> str:
+    """``Max tokens (max_tokens) = 8,000``: how a check names a setting the user can find."""
+    from ctxlab.strategies.registry import parameters
+
+    label = next((i.spec.label for i in parameters(type(strategy)) if i.name == name), name)
+    value = values.get(name)
+    if isinstance(value, bool):
+        shown = "on" if value else "off"
+    elif isinstance(value, int):
+        shown = f"{value:,}"
+    elif isinstance(value, str):
+        shown = repr(value)
+    else:
+        shown = str(value)
+    return f"{label} ({name}) = {shown}"
+
+
 def suggested_for(cls: type[Strategy], chat: CountedChat, window: int | None = None) -> Strategy:
     """``cls.suggested(chat, window=window)``; ``cls.suggested(chat)`` for a strategy whose
     ``suggested`` predates the ``window`` argument (a third party's keeps working)."""
@@ -510,6 +603,80 @@ class Strategy:
         overrides it, so no page special-cases a strategy by its parameter names.
         """
         return None
+
+    def sends_nothing(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        result: TrimResult,
+        window: int | None = None,
+    ) -> SendsNothing | None:
+        """Why ``result`` (this strategy applied to ``messages``) sends no conversation message,
+        with fixes, or None when it sends one or the chat has none to send.
+
+        The default names the parameters whose change makes it send something: each token
+        parameter raised to the chat's size (kept within ``window``, the model's input room,
+        when one is known) and each switch flipped, every candidate checked by applying the
+        changed strategy. A strategy that knows its rules better overrides it.
+        """
+        if sends_conversation(result) or all(m.role.is_instruction for m in messages):
+            return None
+        from ctxlab.strategies.registry import current_params, parameters
+
+        values = current_params(self)
+        total = counter.counted(messages).total
+        fixes: list[Fix] = []
+        for info in parameters(type(self)):
+            value = values.get(info.name)
+            if isinstance(value, bool):
+                verb = "Turn off" if value else "Turn on"
+                candidate = Fix(f"{verb} {info.spec.label}", {info.name: not value})
+            elif info.spec.unit == "tokens" and isinstance(value, int):
+                target = nice_ceiling(total)
+                if window is not None and window > 0:
+                    target = min(target, window)
+                if target <= value:
+                    continue
+                candidate = Fix(f"Raise {info.spec.label} to {target:,}", {info.name: target})
+            else:
+                continue
+            try:
+                changed = _replaced(self, info.path, candidate.changes[info.name])
+                if sends_conversation(changed.apply(messages, counter)):
+                    fixes.append(candidate)
+            except (CtxlabError, ValueError):
+                continue  # the changed value is not one this strategy accepts: no fix
+        what = "only the system prompt" if result.messages else "nothing"
+        settings = tuple(name for fix in fixes for name in fix.changes)
+        named = ", ".join(_setting_phrase(self, name, values) for name in settings)
+        text = f"{self.title} sends {what} of this chat with these settings"
+        text += f" ({named})." if named else "."
+        return SendsNothing(text, settings, tuple(fixes))
+
+    def budget_note(
+        self, messages: Sequence[Message], counter: TokenCounter, result: TrimResult
+    ) -> BudgetNote | None:
+        """The context is over this strategy's own token limit (its first token parameter: a
+        budget or a trigger), or None. The reason comes from :meth:`over_limit_reason`."""
+        from ctxlab.strategies.registry import current_params, parameters
+
+        values = current_params(self)
+        for info in parameters(type(self)):
+            value = values.get(info.name)
+            if info.spec.unit != "tokens" or isinstance(value, bool) or not isinstance(value, int):
+                continue
+            if result.tokens_after <= value:
+                return None
+            reason = self.over_limit_reason(counter.counted(messages), result)
+            return BudgetNote(info.name, info.spec.label, value, result.tokens_after, reason)
+        return None
+
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        """Why ``result`` is over this strategy's token limit, as the end of a sentence; the
+        default repeats the strategy's own warning, if any."""
+        if result.warnings:
+            return result.warnings[0]
+        return f"{self.title} keeps this much whatever the limit."
 
     def params(self) -> dict[str, Any]:
         """The parameter values, by field name (nested dataclasses as dicts)."""

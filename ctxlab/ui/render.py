@@ -10,7 +10,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from ctxlab.model import Message
 from ctxlab.pricing import DEFAULT_PRICES, format_usd
 from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, Strategy, TrimResult, parameters
+from ctxlab.strategies.base import sends_conversation
 from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
@@ -68,7 +69,9 @@ __all__ = [
     "render_summary_request",
     "render_system_prompt_note",
     "render_tool_definitions",
+    "saved_percent",
     "table_rows",
+    "tokens_sent_delta",
     "tool_frame",
     "zoom_title",
 ]
@@ -91,22 +94,50 @@ def call_cost(model: str, input_tokens: int) -> float | None:
     return DEFAULT_PRICES.cost(model, input_tokens, 0)
 
 
+def tokens_sent_delta(
+    result: TrimResult,
+) -> tuple[str, Literal["normal", "inverse", "off"], Literal["auto", "off"]]:
+    """The "Tokens sent" metric's delta text, colour and arrow.
+
+    Fewer tokens than the chat: a green down arrow ("-2,000 of 6,420"); the whole chat kept:
+    a neutral "all 6,420 kept", no arrow (nothing went up); more than the chat (a summary
+    bigger than what it replaced): a red up arrow; no conversation sent: neutral words.
+    """
+    before, after = result.tokens_before, result.tokens_after
+    if before and not sends_conversation(result):
+        return "nothing of the chat sent", "off", "off"
+    if after == before:
+        return f"all {before:,} kept", "off", "off"
+    return f"{after - before:+,} of {before:,}", "inverse", "auto"
+
+
 def render_metrics(result: TrimResult, model: str) -> None:
     """Tokens before -> after, saved %, decision counts and the estimated cost per call."""
     before, after = result.tokens_before, result.tokens_after
-    saved = (before - after) / before * 100 if before else 0.0
     counts = result.decision_counts()
     cols = st.columns(4)
-    cols[0].metric(
-        "Tokens sent", f"{after:,}", f"{after - before:,} of {before:,}", delta_color="inverse"
-    )
-    cols[1].metric("Saved", f"{saved:.1f}%")
+    delta, colour, arrow = tokens_sent_delta(result)
+    cols[0].metric("Tokens sent", f"{after:,}", delta, delta_color=colour, delta_arrow=arrow)
+    if sends_conversation(result) or not before:
+        saved = (before - after) / before * 100 if before else 0.0
+        cols[1].metric("Saved", f"{saved:.1f}%")
+    else:
+        # Sending no conversation is not a saving: the model would answer blind.
+        cols[1].metric(
+            "Saved",
+            "—",
+            "nothing of the chat sent",
+            delta_color="off",
+            delta_arrow="off",
+            help="No message of the conversation is sent, so there is nothing to save: see "
+            "the error above for the setting that causes it.",
+        )
     cost, full = call_cost(model, after), call_cost(model, before)
     cols[2].metric(
         "Input cost per call",
         format_usd(cost),
         None
-        if cost is None or full is None or cost == full
+        if cost is None or full is None or cost == full or not sends_conversation(result)
         else f"{format_usd(cost - full, signed=True)} vs untrimmed",
         delta_color="inverse",
         help=f"{model} list price (ctxlab.pricing, as of {DEFAULT_PRICES.as_of}); input only.",
@@ -618,6 +649,17 @@ COMPARE_MONEY = ("cost per call", "cost per session", "cost per session, prompt 
 """The money columns of :func:`compare_frame`, written by :func:`ctxlab.pricing.format_usd`."""
 
 
+def saved_percent(result: TrimResult) -> float | None:
+    """Tokens saved as a % of the chat, to 0.1; None when no conversation message is sent
+    (sending nothing is not a saving) and 0.0 for an empty chat."""
+    before = result.tokens_before
+    if not before:
+        return 0.0
+    if not sends_conversation(result):
+        return None
+    return round((before - result.tokens_after) / before * 100, 1)
+
+
 def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     """One line per configuration: tokens sent, saved %, cost per call and per session (money
     as text, ``$1,234.50``), fact retention %, decision counts and problems per provider.
@@ -628,15 +670,12 @@ def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     for row in rows:
         result = row.result
-        before = result.tokens_before
         counts = result.decision_counts()
         records.append(
             {
                 "configuration": row.label,
                 "tokens sent": result.tokens_after,
-                "saved %": round((before - result.tokens_after) / before * 100, 1)
-                if before
-                else 0.0,
+                "saved %": saved_percent(result),
                 "cost per call": format_usd(row.cost_per_call),
                 "cost per session": format_usd(row.session_cost),
                 "cost per session, prompt cache": format_usd(row.session_cost_cached),
