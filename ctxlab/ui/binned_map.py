@@ -197,13 +197,14 @@ def binned_map_figure(
     hovers = [_hover(b) for b in bins]
     traces: list[go.Bar] = []
     for k, decision in enumerate(ORDER):
-        xs, bases, texts = [], [], []
+        xs, bases, texts, spans = [], [], [], []
         for b, hover in zip(bins, hovers, strict=True):
             n = b.split[k]
             if n:
                 xs.append(n)
                 bases.append(b.x0 + sum(b.split[:k]))
                 texts.append(hover)
+                spans.append(f"{b.start}:{b.stop}")
         if not xs:
             continue
         traces.append(
@@ -217,6 +218,9 @@ def binned_map_figure(
                 marker={"color": DECISION_COLOURS[decision.value], "line": {"width": 0}},
                 customdata=texts,
                 hovertemplate="%{customdata}<extra></extra>",
+                # the range's messages, "start:stop": a click selects its first message
+                # (ctxlab.ui.message_selection reads it from the selection event)
+                ids=spans,
             )
         )
     if overhead > 0:

@@ -819,6 +819,9 @@ def _strip_bars(
                 marker={"color": colour, "line": {"color": "white", "width": 1}},
                 customdata=[_hover(b, explain(b.last) if explain else None) for b, _ in picked],
                 hovertemplate="%{customdata}<extra></extra>",
+                # the block's messages, "start:stop": a click selects its first message
+                # (ctxlab.ui.message_selection reads it from the selection event)
+                ids=[f"{b.start}:{b.stop}" for b, _ in picked],
                 **placed,
             )
         )
