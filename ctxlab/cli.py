@@ -573,7 +573,7 @@ def _report_rows(items: Sequence[dict[str, Any]]) -> list[list[str]]:
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.corpus import parse_grid, run_corpus
-    from ctxlab.corpus.report import configuration_report, open_results
+    from ctxlab.corpus.report import configuration_report, reading_results
 
     if not args.grid:
         raise ParameterError('give at least one --grid "STRATEGY:param=v1,v2"')
@@ -614,12 +614,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         with Store(args.db) as store:
             paths = store.export_parquet(args.parquet)
         print(f"eval: wrote {len(paths)} Parquet files to {args.parquet}", file=out)
-    con = open_results(args.db)
-    try:
+    with reading_results(args.db) as con:
         keys = {c.key for c in grid}
         items = [r for r in configuration_report(con) if r["config_key"] in keys]
-    finally:
-        con.close()
     _table(_report_rows(items), [False, *([True] * 11)], out)
     if summary.failed:
         print(f"see the errors: ctxlab report {args.db} --errors", file=out)
@@ -627,10 +624,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    from ctxlab.corpus.report import REPORT_COLUMNS, configuration_report, open_results
+    from ctxlab.corpus.report import REPORT_COLUMNS, configuration_report, reading_results
 
-    con = open_results(args.db)
-    try:
+    with reading_results(args.db) as con:
         items = configuration_report(con)
         errors = (
             con.execute(
@@ -641,8 +637,6 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
             if args.errors
             else []
         )
-    finally:
-        con.close()
     if args.json:
         print(json.dumps(items, indent=2), file=out)
     elif args.csv:

@@ -2,7 +2,10 @@
 
 A sweep replays the whole session (:func:`ctxlab.replay.replay`: the strategy before every
 assistant turn) at each candidate value and records, per value, the largest call, the share of
-the chat's facts still in the last call's context and the session's cost with the prompt cache.
+the chat's facts still in the context the strategy sends for the whole chat (what Compare and the
+Playground show for the same setting) and the session's cost with the prompt cache. The values
+come from the chat and the model (:meth:`ctxlab.strategies.Strategy.sweep_range`), so every one
+of them can change what is sent.
 :func:`recommend` then answers one :class:`Question`:
 
 * ``FITS_AND_KEEPS_FACTS`` — the smallest value whose every call fits the model's context window
@@ -14,14 +17,17 @@ the chat's facts still in the last call's context and the session's cost with th
   moves the front of the context breaks the cache at every call.
 
 Invariants: a recommended point satisfies its question's constraints; for
-``FITS_AND_KEEPS_FACTS`` no smaller swept value does. When no swept value qualifies, the
-:class:`Recommendation` has no point and a reason that says why.
+``FITS_AND_KEEPS_FACTS`` no smaller swept value does. When the recommended point trims nothing
+and the chat fits the window, the answer is that the chat needs no trimming, with the tokens to
+spare. When no swept value qualifies, the :class:`Recommendation` has no point and a reason that
+says why and what to change.
 
 Facts are :func:`ctxlab.insights.extract_facts` of the whole chat (pass them in: extracting
-them reads every message), restricted to those first seen before the last call (a fact the chat
-states after it cannot be in any context); :func:`ctxlab.insights.fact_retention` decides which
-the last call's context keeps. It is measured only for values whose every call fits the window:
-a session the provider refuses keeps nothing, and skipping those keeps a sweep of a long chat
+them reads every message); :func:`ctxlab.insights.fact_retention` decides which the strategy's
+context for the whole chat keeps. A summarizing strategy runs with the summarizer it is given
+(the offline one by default on the Tune page), never a placeholder, so its facts are the ones
+its summaries keep. Facts are measured only for values whose every call fits the window: a
+session the provider refuses keeps nothing, and skipping those keeps a sweep of a long chat
 fast (their contexts are the largest).
 """
 
@@ -47,6 +53,7 @@ __all__ = [
     "candidate_values",
     "recommend",
     "recommendation_sentence",
+    "refine_values",
     "session_sweep",
 ]
 
@@ -62,9 +69,10 @@ class Question(StrEnum):
 class SessionPoint:
     """The replayed session at one parameter value.
 
-    ``facts_kept`` is the share (0..1) of the chat's facts in the last call's context, None when
-    the chat has no facts or the session does not fit the window (not measured);
-    ``cost_with_cache`` is USD, None when the model has no price.
+    ``facts_kept`` is the share (0..1) of the chat's facts in the context sent for the whole
+    chat, None when the chat has no facts or the session does not fit the window (not measured);
+    ``cost_with_cache`` is USD, None when the model has no price; ``trims`` is False when no
+    call of the session and not the whole chat lose anything (the value changes nothing).
     """
 
     value: float
@@ -73,6 +81,7 @@ class SessionPoint:
     last_call: int
     facts_kept: float | None
     cost_with_cache: float | None
+    trims: bool = True
 
     def fits(self, window: int | None) -> bool:
         """Every call of the session is within ``window`` tokens (always, without a window)."""
@@ -85,13 +94,33 @@ class SessionPoint:
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
-    """The answer to one question: the chosen point, or None and the reason none qualifies."""
+    """The answer to one question: the chosen point, or None and the reason none qualifies.
+
+    ``chat_tokens`` is the whole chat's size when the caller gave it; ``needs_no_trimming`` is
+    True when the chosen point trims nothing and the chat fits the window (``spare`` tokens
+    left), so the honest answer is to send it whole.
+    """
 
     question: Question
     point: SessionPoint | None
     window: int | None
     min_facts: float
     reason: str = ""
+    chat_tokens: int | None = None
+    trimming_changes_nothing: bool = False
+
+    @property
+    def spare(self) -> int | None:
+        """Tokens of the window left over by the whole chat (None without both numbers)."""
+        if self.window is None or self.chat_tokens is None:
+            return None
+        return self.window - self.chat_tokens
+
+    @property
+    def needs_no_trimming(self) -> bool:
+        """The chosen value trims nothing and the whole chat fits the model's window."""
+        spare = self.spare
+        return self.point is not None and not self.point.trims and (spare is None or spare >= 0)
 
 
 def candidate_values(
@@ -155,33 +184,29 @@ def session_sweep(
         model: prices the calls (the prompt cache included).
         facts: the chat's facts (``extract_facts(messages)``; cache them per chat).
         window: the model's context window; facts are measured only where every call fits.
-        summarizer: for strategies that summarize (a stand-in keeps a sweep offline and fast).
+        summarizer: for strategies that summarize: a real one (the offline summarizer, or a
+            backend's cached answers), so that the facts kept are those its summaries keep.
         integer: the parameter takes integers.
     """
     chat = counter.counted(messages)
-    position = {m.id: i for i, m in enumerate(chat.messages)}
     out: list[SessionPoint] = []
     for value in values:
         v: float | int = int(value) if integer else value
         configured = with_params(strategy, {name: v})
         session = replay(chat.messages, configured, counter, summarizer=summarizer, model=model)
+        whole = configured.apply(chat.messages, counter, summarizer)
+        trims = whole.tokens_after != whole.tokens_before or any(
+            r.tokens_sent != r.tokens_untrimmed or r.messages_sent != r.messages_untrimmed
+            for r in session.rows
+        )
         if len(session):
-            last = session.rows[-1]
-            stop = last.message_index
-            context = session.context_at(len(session)).messages
-            largest, last_tokens = max(r.tokens_sent for r in session.rows), last.tokens_sent
+            largest = max(r.tokens_sent for r in session.rows)
+            last_tokens = session.rows[-1].tokens_sent
         else:  # no assistant turn: the one call is the whole chat
-            stop = len(chat.messages)
-            result = configured.apply(chat.messages, counter, summarizer)
-            context, largest, last_tokens = (
-                result.messages,
-                result.tokens_after,
-                result.tokens_after,
-            )
-        wanted = [f for f in facts if f.message_id is None or position.get(f.message_id, 0) < stop]
+            largest = last_tokens = whole.tokens_after
         share: float | None = None
-        if wanted and (window is None or largest <= window):
-            share = fact_retention(chat.messages, context, wanted).retained / len(wanted)
+        if facts and (window is None or largest <= window):
+            share = fact_retention(chat.messages, whole.messages, facts).retained / len(facts)
         out.append(
             SessionPoint(
                 float(v),
@@ -190,6 +215,7 @@ def session_sweep(
                 last_tokens,
                 share,
                 session.total_cost_with_cache if len(session) else None,
+                trims,
             )
         )
     return tuple(out)
@@ -201,44 +227,97 @@ def recommend(
     *,
     window: int | None,
     min_facts: float = 0.8,
+    chat_tokens: int | None = None,
 ) -> Recommendation:
     """The point of ``points`` (ascending values) that answers ``question``; see the module
-    docstring. Without a point, ``reason`` says why none qualifies."""
+    docstring. ``chat_tokens`` (the whole chat's size) lets the answer say that the chat needs
+    no trimming and how much room it leaves. Without a point, ``reason`` says why none
+    qualifies and what to change."""
     ordered = sorted(points, key=lambda p: p.value)
     fitting = [p for p in ordered if p.fits(window)]
-    if question is Question.FITS_AND_KEEPS_FACTS:
-        chosen = next((p for p in fitting if p.keeps(min_facts)), None)
-        if chosen is not None:
-            return Recommendation(question, chosen, window, min_facts)
-        if not ordered:
-            reason = "nothing was swept"
-        elif not fitting:
-            smallest = min(ordered, key=lambda p: p.largest_call)
-            reason = (
-                f"even at its smallest the largest call is {smallest.largest_call:,} tokens, "
-                "over the window"
-            )
-        else:
-            best = max(fitting, key=lambda p: (p.facts_kept or 0.0, -p.value))
-            reason = (
-                f"the values that fit keep at most {best.facts_kept or 0.0:.0%} of the facts "
-                f"(at {_number(best.value)})"
-            )
-        return Recommendation(question, None, window, min_facts, reason)
     qualified = [p for p in fitting if p.keeps(min_facts)]
+    changes_nothing = bool(ordered) and not any(p.trims for p in ordered)
+
+    def answer(point: SessionPoint | None, reason: str = "") -> Recommendation:
+        return Recommendation(
+            question, point, window, min_facts, reason, chat_tokens, changes_nothing
+        )
+
+    if not ordered:
+        return answer(None, "nothing was swept")
+    if question is Question.FITS_AND_KEEPS_FACTS:
+        if qualified:
+            return answer(qualified[0])
+        if not fitting:
+            smallest = min(ordered, key=lambda p: p.largest_call)
+            return answer(
+                None,
+                f"even at its smallest the largest call is {smallest.largest_call:,} tokens, "
+                "over the window; pick a model with a larger window, or a strategy that clears "
+                "tool results or summarizes",
+            )
+        best = max(fitting, key=lambda p: (p.facts_kept or 0.0, -p.value))
+        kept = best.facts_kept or 0.0
+        floor = math.floor(kept * 20) * 5  # the facts slider moves in steps of 5%
+        change = (
+            f"lower the facts to keep to {floor}% or pick a model with a larger window"
+            if floor > 0
+            else "pick a model with a larger window, or another strategy or setting"
+        )
+        return answer(
+            None,
+            f"the values that fit keep at most {kept:.0%} of the facts (at "
+            f"{_number(best.value)}); {change}",
+        )
     priced = [p for p in qualified if p.cost_with_cache is not None]
     if priced:
-        chosen = min(priced, key=lambda p: (p.cost_with_cache or 0.0, p.value))
-        return Recommendation(question, chosen, window, min_facts)
-    if not ordered:
-        reason = "nothing was swept"
-    elif all(p.cost_with_cache is None for p in ordered):
-        reason = "the model has no price, so no session has a cost"
+        return answer(min(priced, key=lambda p: (p.cost_with_cache or 0.0, p.value)))
+    if all(p.cost_with_cache is None for p in ordered):
+        reason = (
+            "the model has no price, so no session has a cost; ask for the smallest value "
+            "that fits and keeps the facts instead"
+        )
     elif not fitting:
-        reason = "no swept value keeps every call under the window"
+        reason = (
+            "no swept value keeps every call under the window; pick a model with a larger "
+            "window, or a strategy that clears tool results or summarizes"
+        )
     else:
-        reason = f"no value that fits keeps {min_facts:.0%} of the facts"
-    return Recommendation(question, None, window, min_facts, reason)
+        reason = (
+            f"no value that fits keeps {min_facts:.0%} of the facts; lower the facts to keep "
+            "or pick a model with a larger window"
+        )
+    return answer(None, reason)
+
+
+def refine_values(
+    points: Sequence[SessionPoint], rec: Recommendation, count: int, *, integer: bool
+) -> list[float]:
+    """Up to ``count`` new values between the recommended point and its swept neighbours (the
+    smaller one; for ``CHEAPEST`` the larger one too): a second sweep there resolves the knee
+    that a coarse grid only brackets. Empty without a point or when no value fits between.
+
+    >>> pts = [SessionPoint(v, 1, 1, 1, None, None) for v in (100, 200, 400)]
+    >>> rec = Recommendation(Question.FITS_AND_KEEPS_FACTS, pts[1], None, 0.8)
+    >>> refine_values(pts, rec, 3, integer=True)
+    [125.0, 150.0, 175.0]
+    """
+    if rec.point is None or count < 1:
+        return []
+    values = sorted({p.value for p in points})
+    at = values.index(rec.point.value)
+    gaps = [(values[at - 1], values[at])] if at > 0 else []
+    if rec.question is Question.CHEAPEST and at + 1 < len(values):
+        gaps.append((values[at], values[at + 1]))
+    each = max(count // max(len(gaps), 1), 1)
+    out: set[float] = set()
+    for lo, hi in gaps:
+        for i in range(1, each + 1):
+            v = lo + (hi - lo) * i / (each + 1)
+            v = float(round(v)) if integer else v
+            if lo < v < hi:
+                out.add(v)
+    return sorted(out - set(values))
 
 
 def _number(value: float) -> str:
@@ -283,6 +362,8 @@ def recommendation_sentence(
     known = rec.window is not None
     window = f"every call under {model}'s {rec.window or 0:,}-token window"
     facts_ask = f"at least {rec.min_facts:.0%} of the chat's facts"
+    if rec.point is not None and rec.needs_no_trimming:
+        return _no_trimming_sentence(rec, noun=noun, unit=unit, model=model)
     if rec.question is Question.FITS_AND_KEEPS_FACTS:
         ask = (
             f"keeps {window} and {facts_ask}"
@@ -311,3 +392,32 @@ def recommendation_sentence(
         f"Cheapest session with the prompt cache among the values {ask}: {noun} "
         f"{_amount(p.value, unit)} ({format_usd(p.cost_with_cache)} per session, {facts})."
     )
+
+
+def _no_trimming_sentence(rec: Recommendation, *, noun: str, unit: str | None, model: str) -> str:
+    """The answer when the chosen value trims nothing and the chat fits: send it whole."""
+    from ctxlab.pricing import format_usd
+
+    assert rec.point is not None
+    spare = rec.spare
+    if spare is None:
+        fits = f"it fits ({model} has no known window)" if rec.window is None else "it fits"
+    else:
+        fits = (
+            f"it fits with {spare:,} tokens to spare (the whole chat is "
+            f"{rec.chat_tokens or 0:,} of the {rec.window or 0:,}-token window)"
+        )
+    head = f"This chat needs no trimming on {model} — {fits}."
+    if rec.trimming_changes_nothing:
+        why = (
+            f" No {noun} in the swept range changes what is sent with the strategy's other "
+            "settings."
+        )
+    elif rec.question is Question.FITS_AND_KEEPS_FACTS:
+        why = f" Every smaller {noun} that trims keeps under {rec.min_facts:.0%} of the facts."
+    else:
+        why = (
+            f" Of the values that keep {rec.min_facts:.0%} of the facts, sending it whole is the "
+            f"cheapest session with the prompt cache ({format_usd(rec.point.cost_with_cache)})."
+        )
+    return f"{head}{why} {noun.capitalize()} {_amount(rec.point.value, unit)} sends it all."

@@ -131,6 +131,15 @@ def _read_header(path: Path, mtime_ns: int) -> tuple[str, str, str, str, int]:
     )
 
 
+def _regular_file_inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is a regular file whose real path lies inside ``folder``: a FIFO (which
+    would block the listing of every page), a device or a symlink leading out is not a sample."""
+    try:
+        return path.is_file() and path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
+
+
 def list_samples() -> list[Sample]:
     """Every sample, committed ones first (the default sample first), then generated ones.
 
@@ -143,6 +152,8 @@ def list_samples() -> list[Sample]:
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.json")):
+            if not _regular_file_inside(path, base):
+                continue
             title, description, source, licence, count = _read_header(path, path.stat().st_mtime_ns)
             found.append(Sample(path.stem, title, description, path, count, False, source, licence))
     for name, spec in GENERATED.items():

@@ -761,7 +761,9 @@ def validate(
 
     Args:
         messages: the context to send (e.g. ``TrimResult.messages``).
-        budget: token budget; with ``counter``, a context over it is an error.
+        budget: the caller's own token budget; with ``counter``, a context over it is an
+            ``over-budget`` error. No API rejects a request for that, so the app leaves it out
+            of the provider checks and reports it apart (:mod:`ctxlab.checks`).
         counter: counts ``messages`` for the budget check (reply priming included). Its count
             must depend on the messages only: validating the very same Message objects with the
             same counter again (another provider) reuses the last count.

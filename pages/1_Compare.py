@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from ctxlab.plural import plural
 from ctxlab.strategies import get_strategy_class, strategy_names
-from ctxlab.ui import binned_map, compare_setup, insights_view, render, report
-from ctxlab.ui.session import build_or_error, strategy_params
+from ctxlab.ui import binned_map, checks_view, compare_setup, insights_view, render, report
+from ctxlab.ui.session import apply_params, build_or_error, strategy_params
 from ctxlab.ui.shell import page_query, shared
 from ctxlab.ui.summary import summarizer_panel
 from ctxlab.ui.timeline import FACTS_BY_DEFAULT_UP_TO
@@ -84,8 +86,17 @@ for i, col in enumerate(st.columns(count)):
                 window=ws.model_info,
                 tools=ws.tools,
             )
-        problems = compare_setup.problems_of(outcome.result, ws)
+        check = checks_view.check_of(outcome.result, strategy, ws)
+        checks_view.render_sends_nothing(
+            check.sends_nothing,
+            key=f"cmp{i}.empty",
+            apply=functools.partial(
+                apply_params, compare_setup.namespace(i), name, ws.chat.slot, ws=ws
+            ),
+        )
+        problems = dict(check.providers)
         render.render_badge_row(problems)
+        checks_view.render_over_limit(check.over_limit)
         allowed = not large or st.toggle(
             "Session cost (replays every turn: slow on a chat this long)",
             key=f"cmp{i}.session",

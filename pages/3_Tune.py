@@ -14,14 +14,13 @@ from ctxlab.recommend import (
     candidate_values,
     recommend,
     recommendation_sentence,
+    refine_values,
     session_sweep,
 )
 from ctxlab.strategies import parameters
-from ctxlab.ui import insights_view, tune_view
+from ctxlab.ui import insights_view, notices, tune_view
 from ctxlab.ui.session import apply_params
 from ctxlab.ui.shell import PLAYGROUND, shared, switch_to
-from ctxlab.ui.summary import PreviewSummarizer
-from ctxlab.ui.widgets import ChatScale, param_range
 
 setup = shared()
 ws, strategy = setup.ws, setup.strategy
@@ -43,20 +42,35 @@ name = cols[0].selectbox(
 )
 info = numeric[name]
 window = model.context_window if model is not None else None
-rng = param_range(info, ChatScale.of(ws.counted), window=window)
-# Token values start at 1% of the range (below it a context holds about one message); the
-# range slider reaches down to the declared minimum.
-start = max(rng.lo, rng.hi / 100) if info.spec.unit == "tokens" else rng.lo
-start = int(start) if info.kind == "int" else start
-lo, hi = cols[1].slider(
-    "Range",
-    rng.lo,
-    rng.hi,
-    (start, rng.hi),
-    step=rng.step,
-    key=f"tune-range.{name}.{ws.chat.slot}.{ws.model}",
-)
+swept_range = strategy.sweep_range(name, ws.counted, window)
+if swept_range is None:
+    notices.info(
+        f"“{info.spec.label}” acts on nothing in this chat (it counts something the chat does "
+        "not hold), so every value sends the same context: there is nothing to tune here."
+    )
+    st.stop()
+integer = swept_range.integer
+lo_bound = int(swept_range.lo) if integer else swept_range.lo
+hi_bound = int(swept_range.hi) if integer else swept_range.hi
+if lo_bound < hi_bound:
+    lo, hi = cols[1].slider(
+        "Range",
+        lo_bound,
+        hi_bound,
+        (lo_bound, hi_bound),
+        step=1 if integer else (hi_bound - lo_bound) / 100,
+        key=f"tune-range.{strategy.name}.{name}.{ws.chat.slot}.{ws.model}.{lo_bound}-{hi_bound}",
+    )
+else:
+    lo = hi = lo_bound
+    notices.caption(f"The chat leaves one value to try: {lo_bound:,}.", where=cols[1])
 steps = int(cols[2].number_input("Steps", 3, 40, 12, key="tune-steps"))
+notices.caption(
+    f"The range runs up to {swept_range.basis}: above it every value sends the same context"
+    + (" or a call the model refuses" if window is not None else "")
+    + (". Values are spaced geometrically" if swept_range.log else ". Values are evenly spaced")
+    + ", and a second pass fills in the values around the answer."
+)
 ask, share_col = st.columns([3, 2])
 question = Question(
     ask.radio(
@@ -68,7 +82,7 @@ question = Question(
 )
 min_facts = (
     share_col.slider(
-        "Facts to keep (share of the chat's facts at the last call)",
+        "Facts to keep (share of the chat's facts in the context sent)",
         0,
         100,
         80,
@@ -78,23 +92,25 @@ min_facts = (
     )
     / 100
 )
-summarizer = PreviewSummarizer() if ws.strategy_cls.uses_summarizer else None
+summarizer, summarizer_label = tune_view.sweep_summarizer(ws.strategy_cls, setup.backend)
 if summarizer is not None:
-    st.caption("Summaries are placeholders here: the sweep never calls a summarizer.")
+    notices.caption(
+        f"Summaries come from the {summarizer_label} summarizer, as on Compare with the same "
+        "setting: the facts kept are the ones its summaries keep. Tune never calls an endpoint."
+    )
 
-integer = info.kind == "int"
-log = info.spec.unit == "tokens"
+log = swept_range.log
 values = candidate_values(lo, hi, steps, integer=integer, log=log)
 facts = insights_view.chat_facts(ws.counted)
 
 
-def sweep() -> tuple[tuple[SessionPoint, ...], float]:
+def sweep(grid: list[float]) -> tuple[tuple[SessionPoint, ...], float]:
     started = time.perf_counter()
     points = session_sweep(
         ws.chat.messages,
         strategy,
         name,
-        values,
+        grid,
         ws.counter,
         model=ws.model,
         facts=facts,
@@ -105,12 +121,24 @@ def sweep() -> tuple[tuple[SessionPoint, ...], float]:
     return points, time.perf_counter() - started
 
 
+key = (ws.model, strategy, name, summarizer_label)
 with st.spinner(f"Replaying the session at {len(values)} values…"):
     swept, seconds = insights_view.per_chat(
-        "tune-sweep", ws.counted, sweep, extra=(ws.model, strategy, name, tuple(values))
+        "tune-sweep", ws.counted, lambda: sweep(values), extra=(*key, tuple(values))
     )
 points = list(swept)
-rec = recommend(points, question, window=window, min_facts=min_facts)
+rec = recommend(points, question, window=window, min_facts=min_facts, chat_tokens=ws.counted.total)
+finer = refine_values(points, rec, 4, integer=integer)
+if finer:
+    with st.spinner(f"Refining around {rec.point.value if rec.point else 0:,g}…"):
+        extra, more = insights_view.per_chat(
+            "tune-refine", ws.counted, lambda: sweep(finer), extra=(*key, tuple(finer))
+        )
+    points = sorted([*points, *extra], key=lambda p: p.value)
+    seconds += more
+    rec = recommend(
+        points, question, window=window, min_facts=min_facts, chat_tokens=ws.counted.total
+    )
 sentence = recommendation_sentence(
     rec, parameter=info.spec.label, unit=info.spec.unit, model=ws.model
 )
@@ -122,15 +150,15 @@ st.plotly_chart(
         model=model,
         min_facts=min_facts,
         recommendation=rec,
-        log_x=log and values[0] >= 1,
+        log_x=log and points[0].value >= 1,
     ),
     key="tune-figure",
     width="stretch",
 )
 st.caption(
     f"{len(points)} values, {len(facts):,} facts picked from the chat; sweep took "
-    f"{seconds:.1f} s (kept for this chat, model and strategy). Facts are measured only where "
-    "every call fits the window."
+    f"{seconds:.1f} s (kept for this chat, model and strategy). Facts kept are those of the "
+    "context sent for the whole chat, measured only where every call fits the window."
 )
 options = [p.value for p in points]
 default = options.index(rec.point.value) if rec.point is not None else len(options) // 2
@@ -138,7 +166,8 @@ chosen = st.select_slider(
     "Value to apply",
     options,
     value=options[default],
-    key=f"tune-pick.{name}.{options[default]:g}",  # follows the recommendation
+    # the key follows the recommendation and the grid, so the picker starts on the answer
+    key=f"tune-pick.{name}.{options[default]:g}.{len(options)}",
     format_func=lambda v: f"{v:,g}",
 )
 if st.button(f"Apply {info.spec.label} = {chosen:,g} in the Playground", type="primary"):

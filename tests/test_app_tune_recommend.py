@@ -9,7 +9,13 @@ from app_support import page, param_widget
 from ctxlab.catalog import get_model
 from ctxlab.formats import load_chat
 from ctxlab.insights import extract_facts
-from ctxlab.recommend import Question, candidate_values, recommend, session_sweep
+from ctxlab.recommend import (
+    Question,
+    candidate_values,
+    recommend,
+    refine_values,
+    session_sweep,
+)
 from ctxlab.samples import sample_path
 from ctxlab.strategies import get_strategy_class
 from ctxlab.tokens import get_counter
@@ -58,7 +64,21 @@ def test_the_recommendation_is_one_sentence_with_the_value_and_the_question() ->
         window=128_000,
     )
     rec = recommend(points, Question.FITS_AND_KEEPS_FACTS, window=128_000, min_facts=0.8)
+    finer = refine_values(points, rec, 4, integer=True)
+    assert finer, "the page refines the grid around the answer"
+    extra = session_sweep(
+        messages,
+        strategy,
+        "budget",
+        finer,
+        counter,
+        model="gpt-4o",
+        facts=extract_facts(messages),
+        window=128_000,
+    )
+    rec = recommend([*points, *extra], Question.FITS_AND_KEEPS_FACTS, window=128_000, min_facts=0.8)
     assert rec.point is not None and rec.point.value == value
+    assert value < counter.counted(messages).total
 
 
 def test_the_curves_have_axis_titles_and_the_recommendation_line() -> None:
@@ -84,7 +104,7 @@ def test_the_cheapest_question_and_an_impossible_share_say_so() -> None:
     at.slider(key="tune-facts").set_value(100).run()
     assert not at.exception
     text = _sentence(at)
-    assert text.startswith("Smallest token budget") or text.startswith("No token budget")
+    assert text.startswith(("Smallest token budget", "No token budget", "This chat needs no"))
 
 
 def test_applying_the_recommendation_sets_the_playground_budget() -> None:

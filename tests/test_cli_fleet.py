@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -120,3 +121,80 @@ def test_bad_fleet_input_is_one_line_on_stderr(
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("ctxlab: error:") and needle in err and err.count("\n") == 1
+
+
+@pytest.fixture()
+def cut_results(corpus: Path, tmp_path: Path) -> Path:
+    """A real results file cut past its header (a copy that stopped half way)."""
+    db = tmp_path / "whole.duckdb"
+    assert main(["eval", str(corpus), "--grid", "window-drop:budget=1000", "--db", str(db)]) == 0
+    data = db.read_bytes()
+    cut = tmp_path / "cut.duckdb"
+    cut.write_bytes(data[: len(data) // 2])
+    return cut
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{db}"],
+        ["report", "{db}", "--errors"],
+        ["report", "{db}", "--json"],
+        ["eval", "{corpus}", "--grid", "window-drop:budget=1000", "--db", "{db}"],
+    ],
+    ids=["report", "report-errors", "report-json", "eval"],
+)
+def test_a_cut_results_file_is_exit_2_and_one_line_naming_it(
+    argv: list[str],
+    cut_results: Path,
+    corpus: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capsys.readouterr()
+    status = main([a.format(db=cut_results, corpus=corpus) for a in argv])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert err.startswith(f"ctxlab: error: results file {cut_results} is damaged: it is cut short")
+    assert err.count("\n") == 1 and "Traceback" not in err and out == ""
+
+
+def test_a_cut_results_file_prints_no_traceback_from_a_real_process(cut_results: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-m", "ctxlab", "report", str(cut_results), "--errors"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+    assert str(cut_results) in run.stderr
+
+
+def test_a_second_eval_into_a_file_being_written_is_refused_cleanly(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "busy.duckdb"
+    code = (
+        "import sys, time; from ctxlab.corpus.store import Store; s = Store(sys.argv[1]); "
+        "print('open', flush=True); time.sleep(120)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen(
+        [sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, env=env, text=True
+    ) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+            status = main(["eval", str(corpus), "--grid", "window-drop", "--db", str(db)])
+        finally:
+            holder.kill()
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "is being written by another process" in err and err.count("\n") == 1

@@ -106,12 +106,17 @@ def test_problems_of_a_result_are_the_validators_with_a_fresh_count(counter: Tok
         ("clear-tool-results", {"trigger_tokens": 0, "keep_tool_results": 1}),
         ("window-drop", {"budget": 10**9}),
     ):
-        result = build_strategy(name, params).apply(messages, counter)
+        strategy = build_strategy(name, params)
+        result = strategy.apply(messages, counter)
         small = replace(model, context_window=result.tokens_after - 1)
         ws = SimpleNamespace(
-            counted=counter.counted(messages), counter=counter, model_info=small, model="x"
+            counted=counter.counted(messages),
+            counter=counter,
+            model_info=small,
+            model="x",
+            chat=SimpleNamespace(messages=messages),
         )
-        got = compare_setup.problems_of(result, ws)  # type: ignore[arg-type]
+        got = compare_setup.problems_of(result, strategy, ws)  # type: ignore[arg-type]
         fresh = insights_view.provider_problems(
             tuple(result.messages), counter=new_counter("gpt-4o"), model=small
         )

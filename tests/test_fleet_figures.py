@@ -45,9 +45,12 @@ def test_pareto_figure_leaves_out_configurations_without_price_or_retention() ->
     fig = pareto_figure(
         [_report("a", 1.0, 80.0), _report("b", 2.0, 95.0), _report("c", None, 90.0)]
     )
-    assert list(fig.data[0].x) == [1.0, 2.0]
+    # one point per configuration, named in the legend (no labels written beside points)
+    assert [(t.name, list(t.x)) for t in fig.data[:2]] == [("a", [1.0]), ("b", [2.0])]
+    assert all(t.mode in ("markers", "lines") for t in fig.data)
     assert "1 configuration(s)" in fig.layout.title.text
-    assert fig.data[1].name == "Pareto front"
+    assert fig.data[2].name == "Pareto front"
+    assert fig.layout.showlegend
 
 
 def test_distribution_figures_draw_one_trace_per_configuration_label() -> None:
@@ -69,6 +72,9 @@ def test_distribution_figures_draw_one_trace_per_configuration_label() -> None:
     )
     boxes = retention_figure(stats, labels)
     assert [list(b.median) for b in boxes.data] == [[30.0], [70.0]]
+    # each box at its own position, and the legend names it
+    assert [list(b.x) for b in boxes.data] == [[b.name] for b in boxes.data]
+    assert len({b.x[0] for b in boxes.data}) == 2 and boxes.layout.showlegend
     problems = pd.DataFrame(
         {
             "config_key": ["k2", "k2"],
@@ -77,4 +83,16 @@ def test_distribution_figures_draw_one_trace_per_configuration_label() -> None:
         }
     )
     bars = problems_figure(problems, labels)
-    assert [list(t.y) for t in bars.data] == [[0, 4], [0, 1]]
+    assert [list(t.x) for t in bars.data] == [[0, 4], [0, 1]]
+    assert list(bars.data[0].y) == ["window-drop budget=8000", "&lt;b&gt;sliding&lt;/b&gt;"]
+
+
+def test_a_fleet_legend_sits_under_the_axes_with_room_for_every_entry() -> None:
+    labels = {f"k{i}": f"configuration number {i} with a long label" for i in range(7)}
+    ecdf = pd.DataFrame({"config_key": list(labels), "share": [1.0] * 7, "tokens": list(range(7))})
+    fig = ecdf_figure(ecdf, labels)
+    legend = fig.layout.legend
+    assert legend.orientation == "v" and legend.yref == "container" and legend.y == 0
+    # the bottom margin holds the axis and one row per entry: the legend covers no axis label
+    assert fig.layout.margin.b >= 7 * 24
+    assert fig.layout.height >= 430 + 7 * 24

@@ -19,6 +19,7 @@ from ctxlab.recommend import (
     candidate_values,
     recommend,
     recommendation_sentence,
+    refine_values,
     session_sweep,
 )
 from ctxlab.replay import replay
@@ -109,11 +110,10 @@ def test_a_sweep_agrees_with_replay_and_fact_retention(counter: TokenCounter) ->
         assert point.value == value and point.calls == len(session)
         assert point.largest_call == max(r.tokens_sent for r in session.rows)
         assert point.cost_with_cache == session.total_cost_with_cache
-        stop = session.rows[-1].message_index
-        seen = {m.id for m in CHAT[:stop]}
-        wanted = [f for f in FACTS if f.message_id in seen]
-        kept = fact_retention(CHAT, session.context_at(len(session)).messages, wanted)
+        whole = with_params(strategy, {"budget": int(value)}).apply(CHAT, counter)
+        kept = fact_retention(CHAT, whole.messages, FACTS)
         assert point.facts_kept == pytest.approx(kept.retained / kept.total)
+        assert point.trims == (whole.tokens_after < whole.tokens_before)
     assert points[0].facts_kept is not None and points[1].facts_kept is not None
     assert points[0].facts_kept <= points[1].facts_kept
 
@@ -157,5 +157,54 @@ def test_sentences_say_which_value_which_question_and_why() -> None:
     assert text == (
         "No budget in the swept range keeps every call under gpt-4o's 128,000-token window and "
         "at least 80% of the chat's facts: even at its smallest the largest call is 200,000 "
-        "tokens, over the window."
+        "tokens, over the window; pick a model with a larger window, or a strategy that clears "
+        "tool results or summarizes."
     )
+
+
+@pytest.mark.parametrize(
+    ("kept", "change"),
+    [
+        (0.62, "lower the facts to keep to 60% or pick a model with a larger window"),
+        (0.04, "pick a model with a larger window, or another strategy or setting"),
+    ],
+)
+def test_no_qualifying_value_says_what_to_change(kept: float, change: str) -> None:
+    points = [SessionPoint(v, 3, 900, 900, kept, 0.01) for v in (100.0, 500.0)]
+    rec = recommend(points, Question.FITS_AND_KEEPS_FACTS, window=128_000, chat_tokens=1_000)
+    assert rec.point is None
+    assert (
+        rec.reason == f"the values that fit keep at most {kept:.0%} of the facts (at 100); {change}"
+    )
+
+
+def test_a_chat_that_fits_and_loses_facts_when_trimmed_needs_no_trimming() -> None:
+    trimmed = SessionPoint(300.0, 3, 300, 300, 0.5, 0.01)
+    whole = SessionPoint(1_230.0, 3, 1_230, 1_230, 1.0, 0.02, trims=False)
+    rec = recommend(
+        [trimmed, whole], Question.FITS_AND_KEEPS_FACTS, window=1_047_576, chat_tokens=1_230
+    )
+    assert rec.needs_no_trimming and rec.spare == 1_046_346
+    text = recommendation_sentence(rec, parameter="Token budget", unit="tokens", model="gpt-4.1")
+    assert text == (
+        "This chat needs no trimming on gpt-4.1 — it fits with 1,046,346 tokens to spare (the "
+        "whole chat is 1,230 of the 1,047,576-token window). Every smaller token budget that "
+        "trims keeps under 80% of the facts. Token budget 1,230 tokens sends it all."
+    )
+    over = recommend(
+        [trimmed, whole], Question.FITS_AND_KEEPS_FACTS, window=1_000, chat_tokens=1_230
+    )
+    assert not over.needs_no_trimming
+
+
+@given(points_strategy, st.sampled_from(list(Question)))
+def test_refined_values_lie_strictly_between_swept_neighbours(
+    points: list[SessionPoint], question: Question
+) -> None:
+    rec = recommend(points, question, window=200_000, min_facts=0.5)
+    finer = refine_values(points, rec, 4, integer=True)
+    swept = sorted(p.value for p in points)
+    assert not set(finer) & set(swept)
+    if finer:
+        assert rec.point is not None
+        assert swept[0] < min(finer) and max(finer) < swept[-1]

@@ -228,3 +228,31 @@ def test_the_report_builder_needs_no_streamlit() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_the_report_names_the_conversation_and_keeps_short_cells_whole(
+    counter: TokenCounter,
+) -> None:
+    messages = load_chat(CODING)
+    counted = counter.counted(messages)
+    strategy = build_strategy("window-drop", {"budget": 9000})
+    result = strategy.apply(messages, counter)
+    made = report.playground_report(
+        "session.jsonl", "gpt-4o", counted, strategy, result, conversation="2 (fix the tests)"
+    )
+    html = report.report_html(made)
+    assert made.conversation == "2 (fix the tests)"
+    assert "on session.jsonl, conversation 2 (fix the tests)" in made.title
+    assert "conversation: <b>2 (fix the tests)</b>" in html
+    # without one, the report says nothing about conversations
+    plain = report.report_html(report.playground_report("c", "gpt-4o", counted, strategy, result))
+    assert "conversation" not in plain.split("<h2>")[0].lower()
+    # "#", "role" and costs are short cells (never broken); long text cells wrap; every
+    # table scrolls inside the page instead of running off it
+    assert '<td class="n">10</td>' in html
+    assert "<td>assistant</td>" in html
+    assert "<td class='t'>" in html
+    assert html.count("<div class='scroll'><table class='data'>") == html.count(
+        "<table class='data'>"
+    )
+    assert "table.data td { white-space: nowrap; }" in html

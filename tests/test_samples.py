@@ -251,3 +251,23 @@ def test_every_sample_has_a_title_a_person_would_give_it() -> None:
         assert sample.title != stem_words, sample.name
         assert sample.title[0].isupper(), sample.title
         assert ":" in sample.title or "(" in sample.title, sample.title
+
+
+def test_only_regular_files_inside_the_samples_folder_are_samples(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO would block every page's listing; a symlink must not lead out of the folder."""
+    import os
+
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    chat = '{"title": "Kept", "messages": [{"role": "user", "content": "hi"}]}'
+    (folder / "kept.json").write_text(chat, encoding="utf-8")
+    outside = tmp_path / "outside.json"
+    outside.write_text(chat, encoding="utf-8")
+    (folder / "leak.json").symlink_to(outside)
+    os.mkfifo(folder / "fifo.json")
+    (folder / "dir.json").mkdir()
+    monkeypatch.setenv("CTXLAB_SAMPLES_DIR", str(folder))
+    names = {s.name for s in list_samples() if not s.generated}
+    assert names == {"kept"}

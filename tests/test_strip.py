@@ -97,8 +97,10 @@ def test_lines_labels_overhead_and_legend_come_from_the_figure(
     body = strip_html(fig)
     reader = read(body)
     assert reader.tokens[OVERHEAD_LABEL] == 40
-    assert f"budget {total // 2 + 40:,}" in body and window.window_label() in body
-    assert reader.markers == [f"budget {total // 2 + 40:,}", window.window_label()]
+    assert f"budget {total // 2 + 40:,}" in body
+    # the window holds the whole chat: a label with an arrow at the left end, and no line
+    assert "data-strip-label title=" in body and f"← {window.window_label()}" in body
+    assert reader.markers == [f"budget {total // 2 + 40:,}"]
     # the overhead block starts the strip; the budget line stands where the newest
     # budget - overhead tokens begin, on a scale from -overhead to the chat's end
     assert re.search(r'data-name="tool definitions[^"]*"[^>]*><div [^>]*left:0.0000%', body)

@@ -42,7 +42,6 @@ TRUSTED = {
     "summarizing.explanation": "Learn page's built-in example",
     "' '.join(badges)": "provider names and counts (the badge row's own Markdown)",
     "label": "Compare: the configuration's number and strategy title",
-    "folder": "Fleet: the operator's results folder (CTXLAB_RESULTS_DIR)",
     "strategy.system_prompt_hint or ''": "a strategy class's fixed hint",
     "where": "message positions (#n)",
     "noun": "fixed words and a count",

@@ -21,9 +21,23 @@ from ctxlab.model import Role
 from ctxlab.strategies import Strategy, build_strategy, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value, current_params
 
-__all__ = ["Configuration", "configuration", "parse_grid", "token_budget", "unique"]
+__all__ = [
+    "MAX_GRID",
+    "Configuration",
+    "GridTooLarge",
+    "configuration",
+    "parse_grid",
+    "token_budget",
+    "unique",
+]
 
 DEFAULT_MODEL = "gpt-4o"
+MAX_GRID = 10_000
+"""Configurations one spec may expand to, unless the caller sets its own cap."""
+
+
+class GridTooLarge(ParameterError):
+    """A spec that expands to more configurations than the caller's cap."""
 
 
 def _plain(value: Any) -> Any:
@@ -137,7 +151,12 @@ def configuration(
 
 
 def parse_grid(
-    spec: str, *, model: str = DEFAULT_MODEL, budget: int | None = None, retention: bool = True
+    spec: str,
+    *,
+    model: str = DEFAULT_MODEL,
+    budget: int | None = None,
+    retention: bool = True,
+    max_configurations: int = MAX_GRID,
 ) -> list[Configuration]:
     """Every configuration of ``"NAME:param=v1,v2;other=v3"`` (cartesian product, in order).
 
@@ -148,35 +167,56 @@ def parse_grid(
     ['window-drop budget=8000', 'window-drop budget=16000']
 
     Raises:
-        ParameterError: a malformed spec, an unknown parameter or a value of the wrong type;
-            the message quotes the spec.
+        ParameterError: a malformed spec, an unknown parameter, a value of the wrong type, or
+            more than ``max_configurations`` combinations (counted before any is built); the
+            message quotes the spec.
     """
     name, _, rest = spec.partition(":")
     name = name.strip()
     if not name:
-        raise ParameterError(f"grid {spec!r}: expected NAME:param=v1,v2")
+        raise ParameterError(f"grid {_quoted_spec(spec)}: expected NAME:param=v1,v2")
     infos = {i.name: i for i in parameters(get_strategy_class(name))}
     axes: list[tuple[str, list[Any]]] = []
+    combinations = 1
     for part in (p.strip() for p in rest.split(";")):
         if not part:
             continue
         key, sep, values = part.partition("=")
         key = key.strip()
         if not sep or not key or not values.strip():
-            raise ParameterError(f"grid {spec!r}: expected param=v1,v2, got {part!r}")
+            raise ParameterError(
+                f"grid {_quoted_spec(spec)}: expected param=v1,v2, got {_quoted_spec(part)}"
+            )
         info = infos.get(key)
         if info is None:
             known = ", ".join(infos) or "none"
-            raise ParameterError(f"grid {spec!r}: {name} has no parameter {key!r}; it has: {known}")
+            raise ParameterError(
+                f"grid {_quoted_spec(spec)}: {name} has no parameter {_quoted_spec(key)}; "
+                f"it has: {known}"
+            )
         raw = [v.strip() for v in values.split(",")]
+        combinations *= len(raw)
+        _check_size(spec, combinations, max_configurations)
         if info.kind == "roles":
             raw = [v.replace("+", ",") for v in raw]
         axes.append((key, [coerce_value(info, v) for v in raw]))
+    _check_size(spec, combinations, max_configurations)
     out: list[Configuration] = []
     for combo in itertools.product(*(values for _, values in axes)):
         params = {key: value for (key, _), value in zip(axes, combo, strict=True)}
         out.append(configuration(name, params, model=model, budget=budget, retention=retention))
     return out
+
+
+def _check_size(spec: str, combinations: int, cap: int) -> None:
+    if combinations > cap:
+        raise GridTooLarge(
+            f"grid {_quoted_spec(spec)}: over {cap:,} configurations; give fewer values"
+        )
+
+
+def _quoted_spec(spec: str, limit: int = 80) -> str:
+    return repr(spec if len(spec) <= limit else spec[:limit] + "…")
 
 
 def unique(configurations: Sequence[Configuration]) -> list[Configuration]:

@@ -8,14 +8,22 @@ when every row has one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import duckdb
 import pandas as pd
 
-from ctxlab.corpus.store import TABLES
+from ctxlab.corpus.store import (
+    META_TABLE,
+    TABLES,
+    check_results,
+    connect_results,
+    results_errors,
+)
 from ctxlab.errors import CtxlabError
 
 __all__ = [
@@ -25,6 +33,7 @@ __all__ = [
     "is_results",
     "open_results",
     "problem_counts",
+    "reading_results",
     "retention_stats",
     "worst_conversations",
 ]
@@ -66,28 +75,56 @@ def open_results(path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """A read-only connection on a results file, or on a folder of its Parquet exports.
 
     A folder (``ctxlab eval --parquet DIR``) is opened as an in-memory database whose tables
-    are views over ``DIR/<table>.parquet``, so every query here works on both.
+    are views over ``DIR/<table>.parquet``, so every query here works on both. The file is
+    checked first (:func:`~ctxlab.corpus.store.check_results`); a DuckDB error met by a later
+    query is turned into the same kind of one-line error by :func:`reading_results`.
 
     Raises:
-        CtxlabError: no such file, or not a ctxlab results file.
+        CtxlabError: no such file, not a ctxlab results file, cut short, a later schema, or
+            being written by another process.
     """
     text = os.fspath(path)
     if os.path.isdir(text):
         if not is_results(text):
             raise CtxlabError(f"{text} holds no ctxlab Parquet results ({', '.join(TABLES)})")
         con = duckdb.connect(":memory:")
-        for table in TABLES:
-            file = os.path.join(text, f"{table}.parquet").replace("'", "''")
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{file}')")
+        try:
+            with results_errors(text):
+                for table in (*TABLES, META_TABLE):
+                    file = os.path.join(text, f"{table}.parquet")
+                    if table == META_TABLE and not os.path.isfile(file):
+                        continue
+                    quoted = file.replace("'", "''")
+                    con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{quoted}')")
+            check_results(con, text)
+        except BaseException:
+            con.close()
+            raise
         return con
     if not os.path.isfile(text):
         raise CtxlabError(f"no such results file: {text}")
+    con = connect_results(text, read_only=True)
     try:
-        con = duckdb.connect(text, read_only=True)
-        con.execute("SELECT config_key FROM configurations LIMIT 0")
-    except duckdb.Error as exc:
-        raise CtxlabError(f"{text} is not a ctxlab results file ({exc})") from None
+        check_results(con, text)
+    except BaseException:
+        con.close()
+        raise
     return con
+
+
+@contextlib.contextmanager
+def reading_results(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``with reading_results(path) as con``: :func:`open_results`, closed after the block.
+
+    Any DuckDB error inside the block (a block of the file that cannot be read) becomes a
+    one-line :class:`~ctxlab.errors.CtxlabError` naming the file.
+    """
+    con = open_results(path)
+    try:
+        with results_errors(os.fspath(path)):
+            yield con
+    finally:
+        con.close()
 
 
 def _known_sum(column: str) -> str:

@@ -12,19 +12,29 @@ Tables (created on first open)::
     call_problems   conversation_key, config_key, code, problems: validator codes counted
 
 The last two are derived from the new calls inside each write, so reports and the Fleet page
-read small tables whatever the number of calls.
+read small tables whatever the number of calls. ``ctxlab_meta`` (key, value) records the
+schema version (:data:`SCHEMA_VERSION`); a file without it was written by version 1.
+
+A results file is checked before it is read or written (:func:`check_results`): not a DuckDB
+file, a file cut short, a database without ctxlab's tables, or one written by a newer ctxlab
+(a later schema) is a one-line :class:`~ctxlab.errors.CtxlabError` naming the file, as is any
+DuckDB error met later while reading or writing it.
 
 Invariants: every write is one transaction holding whole sources (all their conversations, their
 calls, their errors and their ``sources`` markers), so no reader ever sees half a conversation,
 and a source marked finished is never evaluated again for that configuration. A killed run
 loses at most the sources of its last, uncommitted write; restarted, it evaluates exactly those.
-Only the parent process writes.
+Only the parent process writes, and one writer at a time: DuckDB's file lock refuses a second
+process, and this module refuses a second writer in the same process (two viewers of one
+server evaluating into one file), so nothing is ever half-written by two runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +46,24 @@ from ctxlab.corpus.grid import Configuration
 from ctxlab.corpus.work import SourceOutcome
 from ctxlab.errors import CtxlabError
 
-__all__ = ["TABLES", "DoneSet", "Store"]
+__all__ = [
+    "META_TABLE",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "DoneSet",
+    "Store",
+    "check_results",
+    "connect_results",
+    "results_errors",
+]
 
 _WRITTEN = ("configurations", "conversations", "results", "calls", "errors", "sources")
 _DERIVED = ("call_tokens", "call_problems")
 TABLES = (*_WRITTEN, *_DERIVED)
+
+SCHEMA_VERSION = 1
+"""The layout of the tables below; a file of a later version is refused, not misread."""
+META_TABLE = "ctxlab_meta"
 
 MEMORY_LIMIT = "256MB"
 """DuckDB's buffer pool for a results file opened by a run."""
@@ -194,21 +217,31 @@ class Store:
     """A DuckDB results file, opened for writing (one writer: the run's parent process).
 
     Raises:
-        CtxlabError: the file exists but is not a DuckDB database, or is locked by another run.
+        CtxlabError: the file is not a DuckDB database, is damaged, holds other tables or a
+            later schema, or is being written by another run (another process, or another
+            evaluation in this one).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = os.fspath(path)
+        self._claim = None if read_only else _claim_writer(self.path)
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
-        except (duckdb.IOException, duckdb.InvalidInputException) as exc:
-            raise CtxlabError(f"cannot open results file {self.path}: {exc}") from None
-        # The writer only appends small batches: a small buffer pool keeps the parent's memory
-        # flat, and one thread leaves the cores to the workers.
-        self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-        self.con.execute("SET threads = 1")
-        if not read_only:
-            self._create()
+            self.con = connect_results(self.path, read_only=read_only)
+            try:
+                with results_errors(self.path):
+                    # The writer only appends small batches: a small buffer pool keeps the
+                    # parent's memory flat, and one thread leaves the cores to the workers.
+                    self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+                    self.con.execute("SET threads = 1")
+                    check_results(self.con, self.path, empty_ok=not read_only)
+                    if not read_only:
+                        self._create()
+            except BaseException:
+                self.con.close()
+                raise
+        except BaseException:
+            self._release()
+            raise
 
     def _create(self) -> None:
         for table, columns in _SCHEMA.items():
@@ -217,9 +250,25 @@ class Store:
             if key is not None:
                 body += f", PRIMARY KEY ({key})"
             self.con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({body})")
+        self.con.execute(
+            f"CREATE TABLE IF NOT EXISTS {META_TABLE} (key VARCHAR PRIMARY KEY, value VARCHAR)"
+        )
+        self.con.execute(
+            f"INSERT OR IGNORE INTO {META_TABLE} VALUES ('schema_version', ?)",
+            [str(SCHEMA_VERSION)],
+        )
+
+    def _release(self) -> None:
+        if self._claim is not None:
+            with _WRITERS_LOCK:
+                _WRITERS.discard(self._claim)
+            self._claim = None
 
     def close(self) -> None:
-        self.con.close()
+        try:
+            self.con.close()
+        finally:
+            self._release()
 
     def __enter__(self) -> Store:
         return self
@@ -235,11 +284,12 @@ class Store:
         out = DoneSet(grid)
         if not grid:
             return out
-        rows = self.con.execute(
-            "SELECT source_key, list(config_key) FROM sources "
-            "WHERE list_contains(?, config_key) GROUP BY source_key",
-            [sorted(grid)],
-        ).fetchall()
+        with results_errors(self.path):
+            rows = self.con.execute(
+                "SELECT source_key, list(config_key) FROM sources "
+                "WHERE list_contains(?, config_key) GROUP BY source_key",
+                [sorted(grid)],
+            ).fetchall()
         for source_key, keys in rows:
             if len(keys) >= len(grid):
                 out.complete.add(source_key)
@@ -278,7 +328,8 @@ class Store:
         """Insert ``tables`` (and what derives from new calls) in one transaction."""
         con = self.con
         views = []
-        con.execute("BEGIN TRANSACTION")
+        with results_errors(self.path, writing=True):
+            con.execute("BEGIN TRANSACTION")
         try:
             for name, table in tables.items():
                 if table.num_rows == 0:
@@ -292,12 +343,16 @@ class Store:
                 for name, query in _DERIVED_SQL.items():
                     con.execute(f"INSERT INTO {name} {query}")
             con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
+        except BaseException as exc:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):
+                raise _results_error(self.path, exc, writing=True) from None
             raise
         finally:
             for view in views:
-                con.unregister(view)
+                with contextlib.suppress(duckdb.Error):
+                    con.unregister(view)
 
     def export_parquet(self, folder: str | os.PathLike[str]) -> list[str]:
         """Write every table to ``folder/<table>.parquet`` (zstd); returns the paths.
@@ -306,13 +361,152 @@ class Store:
         """
         os.makedirs(folder, exist_ok=True)
         paths = []
-        for table in TABLES:
+        for table in (*TABLES, META_TABLE):
             path = os.path.join(os.fspath(folder), f"{table}.parquet")
             self.con.execute(
                 f"COPY {table} TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)"
             )
             paths.append(path)
         return paths
+
+
+_MAGIC = b"DUCK"  # bytes 8-12 of every DuckDB database file
+_WRITERS: set[str] = set()
+_WRITERS_LOCK = threading.Lock()
+
+
+def _claim_writer(path: str) -> str:
+    """Mark ``path`` as written by this process; refuse when another Store here writes it.
+
+    DuckDB locks a file against other processes only: two connections of one process (two
+    viewers of one server) would share the database and race on its keys.
+    """
+    key = os.path.realpath(path)
+    with _WRITERS_LOCK:
+        if key in _WRITERS:
+            raise CtxlabError(
+                f"results file {path} is being written by another evaluation; wait for it to "
+                "finish, or write to another file"
+            )
+        _WRITERS.add(key)
+    return key
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _results_error(path: str, exc: BaseException, *, writing: bool = False) -> CtxlabError:
+    """The one-line error for a DuckDB failure on the results file ``path``."""
+    text = _first_line(exc)
+    if "Could not set lock" in text:
+        return CtxlabError(
+            f"results file {path} is being written by another process (a ctxlab eval?); "
+            "wait for it to finish, or use another file"
+        )
+    if "different configuration" in text:
+        return CtxlabError(
+            f"results file {path} is open for writing in this process; wait for the "
+            "evaluation to finish"
+        )
+    if "not a valid DuckDB database" in text:
+        return CtxlabError(f"{path} is not a ctxlab results file (not a DuckDB database)")
+    if isinstance(exc, duckdb.IOException) and "read enough bytes" in text:
+        return CtxlabError(f"results file {path} is damaged: it is cut short ({text})")
+    verb = "write to" if writing else "read"
+    return CtxlabError(f"cannot {verb} results file {path}: {text}")
+
+
+@contextlib.contextmanager
+def results_errors(path: str, *, writing: bool = False) -> Iterator[None]:
+    """Turn any DuckDB error inside the block into a one-line CtxlabError naming ``path``."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise _results_error(path, exc, writing=writing) from None
+
+
+def connect_results(path: str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection on ``path``, refused (CtxlabError) when the file is cut short.
+
+    A DuckDB file is three 4 KiB headers then ``total_blocks`` blocks; a file shorter than that
+    lost its end (a copy cut off, a full disk) and would fail on whichever query first reads a
+    missing block. Skipped while a write-ahead log is pending (its blocks are not in the file).
+    """
+    if os.path.isfile(path):
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+        if (head or read_only) and head[8:12] != _MAGIC:
+            raise CtxlabError(f"{path} is not a ctxlab results file (not a DuckDB database)")
+    with results_errors(path, writing=not read_only):
+        con = duckdb.connect(path, read_only=read_only)
+        try:
+            row = con.execute(
+                "SELECT block_size, total_blocks FROM pragma_database_size() "
+                "WHERE database_name = current_database()"
+            ).fetchone()
+            size = os.path.getsize(path) if os.path.isfile(path) else 0
+            if row and not os.path.exists(path + ".wal"):
+                needed = 3 * 4096 + int(row[0]) * int(row[1])
+                if int(row[1]) > 0 and size < needed:
+                    raise CtxlabError(
+                        f"results file {path} is damaged: it is cut short "
+                        f"({size:,} bytes of the {needed:,} it needs)"
+                    )
+        except BaseException:
+            con.close()
+            raise
+    return con
+
+
+def check_results(con: duckdb.DuckDBPyConnection, path: str, *, empty_ok: bool = False) -> None:
+    """Refuse a database that is not ctxlab's results, or of a later schema than this ctxlab's.
+
+    ``empty_ok``: a database without any table is accepted (a new file, about to be created).
+
+    Raises:
+        CtxlabError: one line naming ``path``: other tables, a ctxlab table missing a
+            column, or a schema version above :data:`SCHEMA_VERSION`.
+    """
+    with results_errors(path):
+        rows = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_catalog = current_database() AND table_schema = 'main'"
+        ).fetchall()
+    columns: dict[str, set[str]] = {}
+    for table, column in rows:
+        columns.setdefault(str(table), set()).add(str(column))
+    if not columns and empty_ok:
+        return
+    missing = [t for t in TABLES if t not in columns]
+    if missing:
+        others = sorted(t for t in columns if t not in TABLES and t != META_TABLE)
+        held = f"; it holds {', '.join(others[:5])}" if others else ""
+        raise CtxlabError(
+            f"{path} is not a ctxlab results file (no table {', '.join(missing[:3])}{held})"
+        )
+    version = SCHEMA_VERSION if META_TABLE not in columns else _schema_version(con, path)
+    if version > SCHEMA_VERSION:
+        raise CtxlabError(
+            f"results file {path} was written by a newer ctxlab (results schema {version}; "
+            f"this ctxlab reads {SCHEMA_VERSION}): upgrade ctxlab to read it"
+        )
+    for table in TABLES:
+        lacking = [c for c, _ in _SCHEMA[table] if c not in columns[table]]
+        if lacking:
+            raise CtxlabError(
+                f"results file {path} is damaged: table {table} has no column {lacking[0]}"
+            )
+
+
+def _schema_version(con: duckdb.DuckDBPyConnection, path: str) -> int:
+    with results_errors(path):
+        row = con.execute(f"SELECT value FROM {META_TABLE} WHERE key = 'schema_version'").fetchone()
+    text = str(row[0]) if row else "1"
+    if not text.isdigit():
+        raise CtxlabError(f"results file {path} is damaged: schema version {text[:20]!r}")
+    return int(text)
 
 
 def _quoted(path: str) -> str:

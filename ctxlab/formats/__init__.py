@@ -266,6 +266,8 @@ def load_chat(
     Args:
         source: a path (``pathlib.Path``, or a ``str`` naming an existing file or folder that is
             not JSON text), raw bytes, JSON/JSONL text, or an already-parsed list/dict.
+            A ``str`` may thus be read from disk: text from someone else (a form, a request)
+            must be passed as bytes (``text.encode()``), which are always the chat itself.
         fmt: ``"auto"`` or one of :data:`FORMATS`.
         conversation: which conversation of a multi-conversation source (index, id or title);
             ignored by single-conversation formats. Defaults to the first (for a Claude Code

@@ -2,8 +2,9 @@
 lines or a folder.
 
 Invariant: a ``str`` is a path only if it names an existing file or folder and does not start
-like JSON text; everything that cannot be read raises :class:`ChatFormatError` naming the line
-(and column) or the reason.
+like JSON text; bytes are never a path (the app passes pasted text as bytes, so nothing a
+visitor types reads a server file); everything that cannot be read raises
+:class:`ChatFormatError` naming the line (and column) or the reason.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from bisect import bisect_right
 from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from ctxlab.counted import CountedChat
-from ctxlab.errors import ParameterError
+from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message
 from ctxlab.plural import share
 
@@ -27,25 +28,32 @@ if TYPE_CHECKING:
     from ctxlab.tokens import TokenCounter
 
 __all__ = [
+    "BudgetNote",
     "Decision",
     "DecisionRuns",
     "EditSites",
+    "Fix",
     "ParamSpec",
     "Projection",
     "ResummarizationGuard",
     "ResummarizationRisk",
+    "SendsNothing",
     "Strategy",
+    "SweepRange",
     "TrimResult",
     "check_params",
     "describe_round",
+    "nice_ceiling",
     "nice_fraction",
     "nice_round_up",
     "param",
     "reasons_for",
     "round_decisions",
     "run_decisions",
+    "sends_conversation",
     "suffix_decisions",
     "suggested_for",
+    "sweep_range_from_counts",
     "token_default",
     "token_share_note",
 ]
@@ -175,6 +183,69 @@ class ResummarizationGuard:
 
     risk: ResummarizationRisk
     changes: dict[str, int]  # parameter name -> suggested value; empty when nothing fires
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A parameter change that makes a configuration send something: a button's words and the
+    values it sets, by parameter leaf name (``with_params`` applies them)."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SendsNothing:
+    """A configuration whose context holds no message of the conversation (nothing at all, or
+    only the system prompt): why, which settings cause it, and changes that send something.
+
+    ``settings`` are parameter leaf names; every fix in ``fixes`` was checked to send at least
+    one conversation message on the chat it was computed for.
+    """
+
+    text: str
+    settings: tuple[str, ...]
+    fixes: tuple[Fix, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetNote:
+    """The context sent is over the user's own token limit (a budget or a trigger).
+
+    Not a provider problem: no API rejects a request for being over a limit the user chose.
+    ``reason`` says why the strategy went over it (what it always keeps).
+    """
+
+    parameter: str
+    label: str
+    limit: int
+    tokens: int
+    reason: str
+
+    @property
+    def text(self) -> str:
+        """``Over your token budget: 4,145 of 3,800 tokens — <reason>``."""
+        label = self.label.removesuffix(" (tokens)")
+        head = f"Over your {label[:1].lower()}{label[1:]}: {self.tokens:,} of "
+        head += f"{self.limit:,} tokens"
+        return f"{head} — {self.reason}" if self.reason else f"{head}."
+
+
+def sends_conversation(result: TrimResult) -> bool:
+    """Whether ``result``'s context holds a message that is not a system/developer prompt."""
+    return any(not m.role.is_instruction for m in result.messages)
+
+
+def nice_ceiling(value: int) -> int:
+    """``value`` rounded up to two significant digits (a limit a person can type), at least 1.
+
+    >>> nice_ceiling(41_234), nice_ceiling(87), nice_ceiling(0)
+    (42000, 87, 1)
+    """
+    if value < 100:
+        return max(value, 1)
+    scale: int = 10 ** (len(str(value)) - 2)
+    return -(-value // scale) * scale
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -409,6 +480,74 @@ def token_share_note(
     )
 
 
+SWEEP_FLOOR = 0.02
+"""A token sweep starts at this share of its top: below it a context holds about one message."""
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRange:
+    """The values of one parameter worth sweeping on a chat: ``lo`` to ``hi``, both included.
+
+    ``0 < lo <= hi``. ``log`` says the values are best spaced geometrically (a token budget's
+    knee lies in the low part of its range); ``basis`` says in words what ``hi`` is (``the
+    chat's 6,420 tokens``), for the page's caption.
+    """
+
+    lo: float
+    hi: float
+    integer: bool
+    log: bool
+    basis: str
+
+
+def sweep_range_from_counts(
+    spec: ParamSpec,
+    *,
+    integer: bool,
+    top: float,
+    basis: str,
+    log: bool,
+    floor: float = 0,
+) -> SweepRange | None:
+    """The range from ``floor`` to ``top`` clamped to ``spec``'s declared bounds and kept above
+    0 (1 for integers, a hundredth of ``top`` otherwise); None when the chat leaves nothing to
+    sweep (``top`` at or below that)."""
+    hi = top if spec.max is None else min(top, spec.max)
+    lo = max(floor, spec.min or 0)
+    if integer:
+        hi, lo = math.floor(hi), max(math.ceil(lo), 1)
+    elif lo <= 0:
+        lo = hi / 100
+    if hi <= 0 or hi < lo:
+        return None
+    return SweepRange(float(lo), float(hi), integer, log and hi > lo, basis)
+
+
+def _replaced(obj: Any, path: tuple[str, ...], value: Any) -> Any:
+    """A copy of the frozen dataclass ``obj`` with the (nested) field at ``path`` set to
+    ``value``; works for a strategy outside the registry too (no ``build_strategy``)."""
+    head, *rest = path
+    inner = _replaced(getattr(obj, head), tuple(rest), value) if rest else value
+    return dataclasses.replace(obj, **{head: inner})
+
+
+def _setting_phrase(strategy: Strategy, name: str, values: Mapping[str, Any]) -> str:
+    """``Max tokens (max_tokens) = 8,000``: how a check names a setting the user can find."""
+    from ctxlab.strategies.registry import parameters
+
+    label = next((i.spec.label for i in parameters(type(strategy)) if i.name == name), name)
+    value = values.get(name)
+    if isinstance(value, bool):
+        shown = "on" if value else "off"
+    elif isinstance(value, int):
+        shown = f"{value:,}"
+    elif isinstance(value, str):
+        shown = repr(value)
+    else:
+        shown = str(value)
+    return f"{label} ({name}) = {shown}"
+
+
 def suggested_for(cls: type[Strategy], chat: CountedChat, window: int | None = None) -> Strategy:
     """``cls.suggested(chat, window=window)``; ``cls.suggested(chat)`` for a strategy whose
     ``suggested`` predates the ``window`` argument (a third party's keeps working)."""
@@ -554,6 +693,54 @@ class Strategy:
         """
         return ""
 
+    def sweep_range(
+        self, name: str, chat: CountedChat, window: int | None = None
+    ) -> SweepRange | None:
+        """The values of parameter ``name`` (its leaf name) worth trying on ``chat``, for Tune;
+        None when nothing in this chat is acted on by it (a tool-result count on a chat
+        without tool results).
+
+        ``window`` is the model's context window (None: unknown). The default reads the
+        parameter's unit: ``tokens`` run from :data:`SWEEP_FLOOR` of the top to the smaller of
+        the chat's tokens and ``window`` (above it every value keeps the whole chat, or a
+        call the model refuses), log-spaced; ``messages``, ``rounds`` and ``tool_results``
+        run from 1 to the chat's count; any other parameter over its declared range. A
+        strategy whose parameter counts something else overrides it.
+        """
+        from ctxlab.strategies.registry import parameters
+
+        info = next((i for i in parameters(type(self)) if i.name == name), None)
+        if info is None or info.kind not in ("int", "float", "optional_int"):
+            return None
+        spec, integer = info.spec, info.kind != "float"
+        if spec.unit == "tokens":
+            top = chat.total if window is None else min(chat.total, window)
+            basis = (
+                f"the chat's {chat.total:,} tokens"
+                if window is None or chat.total <= window
+                else f"the model's {window:,}-token window"
+            )
+            return sweep_range_from_counts(
+                spec, integer=integer, top=top, basis=basis, log=True, floor=top * SWEEP_FLOOR
+            )
+        counts: tuple[int, str] | None = None
+        if spec.unit == "messages":
+            counts = len(chat), f"the chat's {len(chat):,} messages"
+        elif spec.unit == "rounds":
+            counts = len(chat.starts), f"the chat's {len(chat.starts):,} rounds"
+        elif spec.unit == "tool_results":
+            results = sum(1 for m in chat.messages if m.is_tool_result)
+            counts = results, f"the chat's {results:,} tool results"
+        if counts is not None:
+            return sweep_range_from_counts(
+                spec, integer=integer, top=counts[0], basis=counts[1], log=counts[0] > 24
+            )
+        default = info.default if isinstance(info.default, int | float) else 0
+        declared = spec.max if spec.max is not None else max(float(default) * 4, 10)
+        return sweep_range_from_counts(
+            spec, integer=integer, top=declared, basis="its declared range", log=False
+        )
+
     def resummarization_guard(
         self, messages: Sequence[Message], counter: TokenCounter
     ) -> ResummarizationGuard | None:
@@ -563,6 +750,80 @@ class Strategy:
         overrides it, so no page special-cases a strategy by its parameter names.
         """
         return None
+
+    def sends_nothing(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        result: TrimResult,
+        window: int | None = None,
+    ) -> SendsNothing | None:
+        """Why ``result`` (this strategy applied to ``messages``) sends no conversation message,
+        with fixes, or None when it sends one or the chat has none to send.
+
+        The default names the parameters whose change makes it send something: each token
+        parameter raised to the chat's size (kept within ``window``, the model's input room,
+        when one is known) and each switch flipped, every candidate checked by applying the
+        changed strategy. A strategy that knows its rules better overrides it.
+        """
+        if sends_conversation(result) or all(m.role.is_instruction for m in messages):
+            return None
+        from ctxlab.strategies.registry import current_params, parameters
+
+        values = current_params(self)
+        total = counter.counted(messages).total
+        fixes: list[Fix] = []
+        for info in parameters(type(self)):
+            value = values.get(info.name)
+            if isinstance(value, bool):
+                verb = "Turn off" if value else "Turn on"
+                candidate = Fix(f"{verb} {info.spec.label}", {info.name: not value})
+            elif info.spec.unit == "tokens" and isinstance(value, int):
+                target = nice_ceiling(total)
+                if window is not None and window > 0:
+                    target = min(target, window)
+                if target <= value:
+                    continue
+                candidate = Fix(f"Raise {info.spec.label} to {target:,}", {info.name: target})
+            else:
+                continue
+            try:
+                changed = _replaced(self, info.path, candidate.changes[info.name])
+                if sends_conversation(changed.apply(messages, counter)):
+                    fixes.append(candidate)
+            except (CtxlabError, ValueError):
+                continue  # the changed value is not one this strategy accepts: no fix
+        what = "only the system prompt" if result.messages else "nothing"
+        settings = tuple(name for fix in fixes for name in fix.changes)
+        named = ", ".join(_setting_phrase(self, name, values) for name in settings)
+        text = f"{self.title} sends {what} of this chat with these settings"
+        text += f" ({named})." if named else "."
+        return SendsNothing(text, settings, tuple(fixes))
+
+    def budget_note(
+        self, messages: Sequence[Message], counter: TokenCounter, result: TrimResult
+    ) -> BudgetNote | None:
+        """The context is over this strategy's own token limit (its first token parameter: a
+        budget or a trigger), or None. The reason comes from :meth:`over_limit_reason`."""
+        from ctxlab.strategies.registry import current_params, parameters
+
+        values = current_params(self)
+        for info in parameters(type(self)):
+            value = values.get(info.name)
+            if info.spec.unit != "tokens" or isinstance(value, bool) or not isinstance(value, int):
+                continue
+            if result.tokens_after <= value:
+                return None
+            reason = self.over_limit_reason(counter.counted(messages), result)
+            return BudgetNote(info.name, info.spec.label, value, result.tokens_after, reason)
+        return None
+
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        """Why ``result`` is over this strategy's token limit, as the end of a sentence; the
+        default repeats the strategy's own warning, if any."""
+        if result.warnings:
+            return result.warnings[0]
+        return f"{self.title} keeps this much whatever the limit."
 
     def params(self) -> dict[str, Any]:
         """The parameter values, by field name (nested dataclasses as dicts)."""

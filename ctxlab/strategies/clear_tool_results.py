@@ -386,6 +386,13 @@ class ClearToolResults(Strategy):
             strategy=self.name,
         )
 
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        cleared = sum(d is Decision.CLEARED for d in result.decisions.values())
+        return (
+            f"{self.title} only replaces tool results (it cleared {cleared:,}, keeping the "
+            f"last {self.keep_tool_results:,}); every other message is sent as it is."
+        )
+
     def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:
         total, trigger = result.tokens_before, self.trigger_tokens
         over = f"the context's {total:,} tokens are over the {trigger:,}-token trigger"

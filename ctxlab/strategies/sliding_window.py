@@ -18,11 +18,13 @@ from ctxlab.strategies.base import (
     Decision,
     Projection,
     Strategy,
+    SweepRange,
     TrimResult,
     check_params,
     param,
     reasons_for,
     run_decisions,
+    sweep_range_from_counts,
 )
 
 if TYPE_CHECKING:
@@ -99,6 +101,25 @@ class SlidingWindow(Strategy):
             return 0
         # the first position with exactly `window` non-system messages in [position, stop)
         return bisect_left(_non_system_prefix(chat), non_system - self.window, 0, stop + 1)
+
+    def sweep_range(
+        self, name: str, chat: CountedChat, window: int | None = None
+    ) -> SweepRange | None:
+        """Both parameters count non-system messages: from 1 to the chat's count of them (a
+        window at or above it keeps everything)."""
+        from ctxlab.strategies.registry import parameters
+
+        info = next((i for i in parameters(type(self)) if i.name == name), None)
+        if info is None or name not in ("window", "trigger_at"):
+            return Strategy.sweep_range(self, name, chat, window)
+        count = _non_system_prefix(chat)[-1] if len(chat) else 0
+        return sweep_range_from_counts(
+            info.spec,
+            integer=True,
+            top=count,
+            basis=f"the chat's {count:,} non-system messages",
+            log=count > 24,
+        )
 
     def apply(
         self,

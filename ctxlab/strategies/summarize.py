@@ -558,6 +558,19 @@ class Summarize(Strategy):
         }
         return reasons_for(chat, result, index, phrases, self.title)
 
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        kept = [i for i, mid in enumerate(chat.ids) if result.decisions.get(mid) is Decision.KEPT]
+        held = chat.tokens_of(kept)
+        n = len(kept)
+        text = (
+            f"{self.title} keeps the last {n:,} message{'s' if n != 1 else ''} verbatim "
+            f"(keep_recent_messages = {self.options.keep_recent_messages:,}), which already "
+            f"hold {held:,} tokens"
+        )
+        if result.inserted:
+            text += ", plus the summary"
+        return text + "; the next call would summarize again."
+
     def request_preview(
         self, messages: Sequence[Message], counter: TokenCounter, model: str | None = None
     ) -> SummaryRequest | None:

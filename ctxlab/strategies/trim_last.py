@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from ctxlab.counted import CountedChat
@@ -19,14 +19,18 @@ from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role
 from ctxlab.strategies.base import (
     Decision,
+    Fix,
     Projection,
+    SendsNothing,
     Strategy,
     TrimResult,
     check_params,
+    nice_ceiling,
     nice_fraction,
     nice_round_up,
     param,
     reasons_for,
+    sends_conversation,
     token_default,
     token_share_note,
 )
@@ -219,6 +223,95 @@ class TrimLast(Strategy):
             tokens_after=after,
             warnings=tuple(warnings),
             strategy=self.name,
+        )
+
+    def sends_nothing(
+        self,
+        messages: Sequence[Message],
+        counter: TokenCounter,
+        result: TrimResult,
+        window: int | None = None,
+    ) -> SendsNothing | None:
+        """Names the setting that empties the context: ``end_on`` leaving no message,
+        ``start_on_user`` finding no user message among the newest messages that fit, or
+        ``max_tokens`` too small for the newest message (after a pinned system prompt)."""
+        if sends_conversation(result) or all(m.role.is_instruction for m in messages):
+            return None
+        chat = counter.counted(messages)
+        plan = self._plan(chat, len(chat))
+        lo = 1 if plan.pinned else 0
+        what = "only the system prompt" if plan.pinned else "nothing"
+        head = f"{self.title} sends {what} of this chat: "
+        if plan.end <= lo:
+            kinds = ", ".join(sorted(self.end_on_types))
+            return SendsNothing(
+                head + f"End on (end_on) = {self.end_on!r} drops every message after the last "
+                f"one of type {kinds}, and there is none after the system prompt.",
+                ("end_on",),
+                self._working((Fix("Clear End on", {"end_on": ""}),), chat, window),
+            )
+        system = chat.counts[0] if plan.pinned else 0
+        room = self.max_tokens - chat.fixed - system
+        last_user = _table(chat, "last", _HUMAN)[plan.end]
+        if self.start_on_user:
+            target = last_user if last_user >= lo else plan.end - 1
+        else:
+            target = plan.end - 1
+        need = nice_ceiling(system + chat.prefix[plan.end] - chat.prefix[target] + chat.fixed)
+        if window is not None and need > window:
+            raise_fix: tuple[Fix, ...] = ()
+        else:
+            raise_fix = (Fix(f"Raise Max tokens to {need:,}", {"max_tokens": need}),)
+        fits = chat.prefix[plan.end] - chat.prefix[plan.end - 1] <= room
+        if self.start_on_user and fits:
+            where = (
+                "the chat has no user message after the system prompt"
+                if last_user < lo
+                else f"sending the last user message and what follows needs Max tokens of {need:,}"
+            )
+            text = (
+                f"the newest {max(room, 0):,} tokens that Max tokens (max_tokens) = "
+                f"{self.max_tokens:,} leaves hold no user message, and Start on a user message "
+                f"(start_on_user) drops everything before the first one; {where}."
+            )
+            fixes = (
+                *raise_fix,
+                Fix("Turn off Start on a user message", {"start_on_user": False}),
+            )
+            return SendsNothing(
+                head + text, ("max_tokens", "start_on_user"), self._working(fixes, chat, window)
+            )
+        last = chat.counts[plan.end - 1]
+        text = f"Max tokens (max_tokens) = {self.max_tokens:,} leaves {max(room, 0):,} tokens"
+        if plan.pinned:
+            text += (
+                f" after the {system:,}-token system prompt (kept by Keep the system prompt, "
+                "include_system)"
+            )
+        text += f", less than the newest message alone ({last:,} tokens)."
+        fixes = raise_fix
+        if plan.pinned:
+            fixes = (*fixes, Fix("Turn off Keep the system prompt", {"include_system": False}))
+        names = ("max_tokens", "include_system") if plan.pinned else ("max_tokens",)
+        return SendsNothing(head + text, names, self._working(fixes, chat, window))
+
+    def _working(
+        self, fixes: Sequence[Fix], chat: CountedChat, window: int | None
+    ) -> tuple[Fix, ...]:
+        """The fixes that do send a conversation message on ``chat`` (planned, not applied)."""
+        out: list[Fix] = []
+        for fix in fixes:
+            changed = replace(self, **fix.changes)
+            plan = changed._plan(chat, len(chat))
+            if plan.start < plan.end:
+                out.append(fix)
+        return tuple(out)
+
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        system = chat.counts[0] if chat.messages else 0
+        return (
+            f"{self.title} keeps the system prompt (Keep the system prompt, include_system), "
+            f"which alone holds {system:,} tokens."
         )
 
     def explain_round(self, chat: CountedChat, result: TrimResult, index: int) -> str:

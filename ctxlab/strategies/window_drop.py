@@ -177,6 +177,14 @@ class WindowDrop(Strategy):
             "budget tokens"
         )
 
+    def over_limit_reason(self, chat: CountedChat, result: TrimResult) -> str:
+        pinned, _ = self._cut(chat, len(chat))
+        last = self._sent_tokens(chat, 0, chat.starts[-1], len(chat)) if chat.starts else 0
+        text = f"{self.title} always keeps the newest round, which alone holds {last:,} tokens"
+        if pinned:
+            text += " (the system prompt is kept too: keep_system)"
+        return text + "."
+
     def project(self, chat: CountedChat, stop: int, counter: TokenCounter) -> Projection:
         if chat.rounds_in_prefix(stop) == 0:
             return Projection(0, chat.fixed, start=stop, end=stop)

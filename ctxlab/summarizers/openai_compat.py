@@ -24,6 +24,7 @@ import httpx2
 import openai
 
 from ctxlab.errors import SummarizerError
+from ctxlab.hosting import AddressPolicy
 from ctxlab.redaction import REDACTED, redact_patterns
 from ctxlab.summarizers.base import SummaryRequest, SummaryResponse, output_cap_field
 from ctxlab.summarizers.bounded_http import (
@@ -97,6 +98,8 @@ class OpenAISummarizer:
         max_wait: float = 20.0,
         sleep: Callable[[float], None] = time.sleep,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        address_policy: AddressPolicy | None = None,
+        quote_replies: bool = True,
     ) -> None:
         if not model or not model.strip():
             raise SummarizerError("no model name: choose the summarizer model (e.g. gpt-4o-mini)")
@@ -116,6 +119,8 @@ class OpenAISummarizer:
         self.max_wait = max_wait
         self.max_response_bytes = max_response_bytes
         self._sleep = sleep
+        self.address_policy = address_policy
+        self.quote_replies = quote_replies
         self._key = key
         self._secret = key if key != NO_KEY_NEEDED else None
         self.cache: SummaryCache | None = (
@@ -175,9 +180,19 @@ class OpenAISummarizer:
                     api_key=self._key,
                     timeout=self.timeout,
                     max_retries=0,
-                    http_client=_HttpClient(transport=bounded_transport(_BOUNDS)),
+                    http_client=self._http_client(),
                 )
             return self._client
+
+    def _http_client(self) -> _HttpClient:
+        transport = bounded_transport(_BOUNDS)
+        if self.address_policy is None:
+            return _HttpClient(transport=transport)
+        from ctxlab.summarizers.guarded_http import guard
+
+        # Every connection checked and pinned where it is opened; no proxy, no redirect.
+        guard(transport, self.address_policy)
+        return _HttpClient(transport=transport, trust_env=False, follow_redirects=False)
 
     def _complete(self, body: dict[str, Any]) -> SummaryResponse:
         client = self._get_client()
@@ -198,6 +213,11 @@ class OpenAISummarizer:
                 except (openai.APIConnectionError, httpx2.TransportError) as exc:
                     # APITimeoutError is an APIConnectionError; a timeout is the deadline.
                     self._raise_if_out_of_bounds(call, attempt)
+                    if self.address_policy is not None:
+                        from ctxlab.summarizers.guarded_http import refusal_in
+
+                        if (refusal := refusal_in(exc)) is not None:
+                            raise SummarizerError(refusal) from None
                     timed_out = (openai.APITimeoutError, httpx2.TimeoutException)
                     if isinstance(exc, timed_out):
                         raise self._deadline_error(attempt - 1) from None
@@ -309,7 +329,8 @@ class OpenAISummarizer:
             detail = payload["message"]
         elif isinstance(payload, str):
             detail = payload
-        said = f" (the server said: {self._scrub(detail)})" if detail.strip() else ""
+        quoted = detail.strip() and self.quote_replies
+        said = f" (the server said: {self._scrub(detail)})" if quoted else ""
         where = self.where
         retried = attempts - 1
         if status == 401:
@@ -360,10 +381,8 @@ class OpenAISummarizer:
         try:
             data = json.loads(text)
         except ValueError:
-            start = self._scrub(text, 60)
-            raise SummarizerError(
-                not_cc.format(why=f"HTTP {status}, not JSON; it begins {start!r}")
-            ) from None
+            start = f"; it begins {self._scrub(text, 60)!r}" if self.quote_replies else ""
+            raise SummarizerError(not_cc.format(why=f"HTTP {status}, not JSON{start}")) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise SummarizerError(not_cc.format(why="no choices"))

@@ -24,14 +24,17 @@ from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.strategies.base import Decision, DecisionRuns
 from ctxlab.ui.figures import (
+    AXIS_TITLE,
     DECISION_COLOURS,
     DECISION_LEGEND,
-    FONT_SIZE,
     MAX_BLOCKS,
     OVERHEAD_COLOUR,
     OVERHEAD_LABEL,
-    add_tail_lines,
+    label_lines,
+    strip_layout,
+    strip_xaxis,
     tail_lines,
+    tail_marks,
 )
 
 __all__ = [
@@ -194,13 +197,14 @@ def binned_map_figure(
     hovers = [_hover(b) for b in bins]
     traces: list[go.Bar] = []
     for k, decision in enumerate(ORDER):
-        xs, bases, texts = [], [], []
+        xs, bases, texts, spans = [], [], [], []
         for b, hover in zip(bins, hovers, strict=True):
             n = b.split[k]
             if n:
                 xs.append(n)
                 bases.append(b.x0 + sum(b.split[:k]))
                 texts.append(hover)
+                spans.append(f"{b.start}:{b.stop}")
         if not xs:
             continue
         traces.append(
@@ -214,6 +218,9 @@ def binned_map_figure(
                 marker={"color": DECISION_COLOURS[decision.value], "line": {"width": 0}},
                 customdata=texts,
                 hovertemplate="%{customdata}<extra></extra>",
+                # the range's messages, "start:stop": a click selects its first message
+                # (ctxlab.ui.message_selection reads it from the selection event)
+                ids=spans,
             )
         )
     if overhead > 0:
@@ -232,27 +239,24 @@ def binned_map_figure(
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
-    x_axis: dict[str, object] = {"title": {"text": "tokens (cumulative, oldest → newest; binned)"}}
+    x_axis = strip_xaxis()
+    x_axis["title"]["text"] = f"{AXIS_TITLE} (binned)"
+    end = bins[-1].x0 + bins[-1].tokens if bins else 0
+    high = float(end)
     if x_range is not None:
         low = x_range[0] - overhead if overhead > 0 else x_range[0]
         x_axis.update(range=[low, x_range[1]], autorange=False)
+        high = float(x_range[1])
+    lines = tail_lines(budget, window, max(overhead, 0))
+    shapes, notes = tail_marks(end, lines, high=high)
+    layout = strip_layout(title, height + 80, label_rows=label_lines(lines))
+    layout.update(
+        xaxis=x_axis,
+        yaxis={"visible": False},
+        shapes=shapes,
+        annotations=notes,
+    )
+    layout["bargap"] = 0.15
     # One layout, given whole: every update_layout call re-validates it (milliseconds each, on
     # every scrubber step).
-    fig = go.Figure(
-        data=traces,
-        layout={
-            "barmode": "overlay",
-            "bargap": 0.15,
-            "yaxis": {"visible": False},
-            "xaxis": x_axis,
-            "title": title,
-            "font": {"size": FONT_SIZE},
-            "hoverlabel": {"font": {"size": FONT_SIZE}},
-            "legend": {"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0},
-            "margin": {"l": 20, "r": 20, "t": 60 if title else 20, "b": 100},
-            "height": height + 80,
-        },
-    )
-    end = bins[-1].x0 + bins[-1].tokens if bins else 0
-    add_tail_lines(fig, end, tail_lines(budget, window, max(overhead, 0)))
-    return fig
+    return go.Figure(data=traces, layout=layout)

@@ -32,7 +32,7 @@ from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value
 from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, figures, insights_view, notices, render
+from ctxlab.ui import binned_map, checks_view, figures, notices, render
 from ctxlab.ui.insights_view import ProblemsByProvider
 from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
 from ctxlab.ui.summary import Backend, Outcome, run
@@ -433,31 +433,10 @@ def zoom_of(counted: CountedChat, codes: binned_map.Codes) -> tuple[int, int] | 
     return (lo, len(counted.starts))
 
 
-def problems_of(result: TrimResult, ws: Workspace) -> ProblemsByProvider:
-    """The validator's problems of ``result``'s context for every provider, once per result
-    (a configuration's result is shared by reruns and sessions, so is this)."""
-    memo: dict[Hashable, tuple[TrimResult, ProblemsByProvider]] = ws.counted.derived(
-        "cmp.problems", _empty_problems
-    )
-    key = (id(result), ws.model)
-    held = memo.get(key)
-    if held is not None and held[0] is result:
-        return held[1]
-    if len(memo) >= 4 * MAX_CONFIGS:
-        memo.clear()
-    # A result no summarizer took part in has tokens_after == ws.counter.count_messages of its
-    # messages (TrimResult's invariant; tests pin it per strategy): counting a 100k-message
-    # result again would cost 0.1 s. A summarized preview's count is left to the validator.
-    known = result.tokens_after if result.summary_request is None else None
-    problems = insights_view.provider_problems(
-        result.messages, counter=ws.counter, model=ws.model_info, tokens=known
-    )
-    memo[key] = (result, problems)
-    return problems
-
-
-def _empty_problems(_: CountedChat) -> dict[Hashable, tuple[TrimResult, ProblemsByProvider]]:
-    return {}
+def problems_of(result: TrimResult, strategy: Strategy, ws: Workspace) -> ProblemsByProvider:
+    """What every provider would reject in ``result``'s context: the providers' part of
+    :func:`ctxlab.ui.checks_view.check_of`, the very verdict the Playground shows."""
+    return dict(checks_view.check_of(result, strategy, ws).providers)
 
 
 def render_binned_map(

@@ -29,20 +29,30 @@ __all__ = [
     "DECISIONS",
     "DECISION_COLOURS",
     "DECISION_LEGEND",
+    "DECISION_MEANING",
     "FONT_SIZE",
+    "LABEL_FONT_SIZE",
     "MAX_BARS",
     "MAX_BLOCKS",
     "MAX_POINTS",
+    "OFF_SCALE",
     "OVERHEAD_COLOUR",
     "OVERHEAD_LABEL",
+    "TAIL_NOTE",
     "USAGE_TITLE",
     "RoundBlock",
     "TailLine",
+    "add_limit_lines",
     "add_tail_lines",
     "cache_figure",
     "context_tokens_figure",
     "decision_codes",
     "disagreement_figure",
+    "fit_axis",
+    "label_lines",
+    "label_rows_margin",
+    "limit_lines",
+    "off_scale",
     "replay_cost_figure",
     "replay_tokens_figure",
     "round_blocks",
@@ -50,8 +60,12 @@ __all__ = [
     "round_map_zoom_figure",
     "sample_points",
     "session_cost_figure",
+    "strip_layout",
+    "strip_xaxis",
     "tail_lines",
+    "tail_marks",
     "usage_comparison_figure",
+    "wrap_label",
     "zoom_rounds",
 ]
 
@@ -79,13 +93,24 @@ DECISION_COLOURS: Mapping[str, str] = {
 
 DECISION_LEGEND: Mapping[str, str] = {
     Decision.KEPT.value: "kept",
+    Decision.PINNED.value: "pinned",
+    Decision.CLEARED.value: "cleared",
+    Decision.SUMMARIZED.value: "summarized",
+    Decision.DROPPED.value: "dropped",
+    MIXED: "mixed (hover)",
+}
+"""Legend text per colour: every colour a chart uses says what it means, in a word that fits
+a legend in the narrowest column (:data:`DECISION_MEANING` says more, in hovers and captions)."""
+
+DECISION_MEANING: Mapping[str, str] = {
+    Decision.KEPT.value: "kept",
     Decision.PINNED.value: "pinned (always sent)",
     Decision.CLEARED.value: "cleared (placeholder sent)",
     Decision.SUMMARIZED.value: "summarized (folded into the summary)",
     Decision.DROPPED.value: "dropped (not sent)",
     MIXED: "mixed (messages with different decisions; hover for the split)",
 }
-"""Legend text per colour: every colour a chart uses says what it means."""
+"""What each legend word means."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +138,33 @@ class RoundBlock:
 
 
 def _layout(fig: go.Figure, *, title: str | None, height: int) -> go.Figure:
+    """A chart's layout: the title pinned to the figure's top, the legend at the bottom of
+    the figure under the x axis (a legend above the plot wraps into the title in a narrow
+    column), margins that grow to fit the axes' labels."""
     fig.update_layout(
-        title=title,
-        height=height,
+        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}}
+        if title
+        else None,
+        height=height + LEGEND_PX,
         font={"size": FONT_SIZE},
         hoverlabel={"font": {"size": FONT_SIZE}},
-        margin={"l": 20, "r": 20, "t": 60 if title else 20, "b": 20},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        margin={"l": 20, "r": 20, "t": 50 if title else 20, "b": 20 + LEGEND_PX},
+        legend={
+            "orientation": "h",
+            "yref": "container",
+            "yanchor": "bottom",
+            "y": 0,
+            "x": 0,
+            "font": {"size": LABEL_FONT_SIZE},
+        },
     )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
+
+
+LEGEND_PX = 60
+"""Pixels a chart's legend gets under its x axis: two rows of short entries."""
 
 
 DECISIONS: tuple[Decision, ...] = tuple(Decision)
@@ -308,8 +351,8 @@ def round_blocks(
 def _hover(block: RoundBlock, why: str | None = None) -> str:
     roles = ", ".join(f"{n} {role}" for role, n in block.roles)
     messages = f"messages {block.start}–{block.stop - 1}"
-    decision = block.decision
-    if decision == MIXED:
+    decision = DECISION_MEANING.get(block.decision, block.decision)
+    if block.decision == MIXED:
         decision = "mixed: " + ", ".join(f"{n:,} {d}" for d, n in block.decisions)
     reason = ""
     if why:
@@ -326,7 +369,8 @@ WINDOW_COLOUR = "#6a1b9a"
 BUDGET_COLOUR = "#c62828"
 OVERHEAD_COLOUR = "#00838f"
 """The round map's block for the request's fixed overhead (teal: no decision uses it)."""
-OVERHEAD_LABEL = "tool definitions (sent with every call)"
+OVERHEAD_LABEL = "tool definitions"
+"""The overhead block's legend entry; its hover says it is sent with every call."""
 MAX_HOVER_PARTS = 30
 """The overhead block's hover lists at most this many parts (then says how many more)."""
 
@@ -342,31 +386,129 @@ def _overhead_hover(label: str, tokens: int, parts: Sequence[tuple[str, int]]) -
 TailLine = tuple[int, str, str, str]
 """``(size, label, colour, dash)``: a line where the newest ``size`` tokens begin."""
 
+LABEL_FONT_SIZE = 14
+"""Line labels and axis titles of the strips: readable on a projector, short enough for the
+narrowest column the app uses (Compare with four configurations, about 190 px of chart)."""
+LABEL_ROW_PX = 21
+"""Height of one text line of a line label: each label of a chart gets its own rows, so two
+labels never overprint whatever the chart's width and however close their lines are."""
+LABEL_LINE_CHARS = 16
+"""A line label longer than this breaks at its last space onto a second line: the longest,
+``← gpt-4.1 window 1,047,576``, is wider than a chart in the narrowest column."""
+OFF_SCALE = 3.0
+"""A limit (budget, window) more than this many times the chart's data is drawn off scale (an
+arrow with its value) instead of stretching the axis until the data is a sliver."""
+OFF_SCALE_LEFT = "← "
+OFF_SCALE_UP = "↑ "
+TAIL_NOTE = "tail-line"
+"""The ``name`` of a line label's annotation (how :mod:`ctxlab.ui.strip` finds them)."""
 
-def add_tail_lines(fig: go.Figure, total: int, lines: Sequence[TailLine], axis: str = "") -> None:
+
+def label_rows_margin(rows: int) -> int:
+    """Pixels of top margin that ``rows`` text lines of line labels need above a strip."""
+    return rows * LABEL_ROW_PX + (10 if rows else 0)
+
+
+def wrap_label(text: str, width: int = LABEL_LINE_CHARS) -> str:
+    """``text`` on two lines (a Plotly ``<br>``) when longer than ``width`` characters, broken
+    at its last space: ``gpt-4o window<br>128,000``."""
+    if len(text) <= width or " " not in text:
+        return text
+    head, _, tail = text.rpartition(" ")
+    return f"{head}<br>{tail}"
+
+
+def label_lines(lines: Sequence[TailLine]) -> int:
+    """Text lines the labels of ``lines`` take above a strip (see :func:`tail_marks`)."""
+    return sum(wrap_label(OFF_SCALE_LEFT + text).count("<br>") + 1 for _, text, _, _ in lines)
+
+
+def fit_axis(data_top: float, limits: Sequence[float], factor: float = OFF_SCALE) -> float:
+    """The top of a value axis that shows ``data_top`` and every limit within ``factor`` times
+    it (5% headroom); a limit above that is off scale (see :func:`off_scale`)."""
+    top = max(float(data_top), 1.0)
+    shown = [float(v) for v in limits if not off_scale(v, data_top, factor)]
+    return max([top, *shown]) * 1.05
+
+
+def off_scale(limit: float, data_top: float, factor: float = OFF_SCALE) -> bool:
+    """Whether ``limit`` is so far above ``data_top`` that drawing it would squash the data."""
+    return float(limit) > factor * max(float(data_top), 1.0)
+
+
+def add_tail_lines(
+    fig: go.Figure,
+    total: int,
+    lines: Sequence[TailLine],
+    axis: str = "",
+    *,
+    low: float = 0.0,
+    high: float | None = None,
+) -> None:
     """Vertical lines on a round map of ``total`` tokens where the newest ``size`` tokens of
-    each line begin, labelled just above the strip (left of the line, or right of it at 0).
+    each line begin, each labelled in its own row above the strip (see :func:`tail_marks`).
 
-    The shapes and annotations are those ``fig.add_vline`` makes (the label anchored at its
-    bottom instead, so it covers no block), written in one layout update: ``add_vline`` costs
-    about 30 ms a line, a fixed cost on every click. ``axis`` names the strip's axes in a
-    figure of several (``"2"``: ``x2`` / ``y2``).
+    The shapes and annotations are written in one layout update (``add_vline`` costs about
+    30 ms a line, a fixed cost on every click). ``axis`` names the strip's axes in a figure of
+    several (``"2"``: ``x2`` / ``y2``); ``low``/``high`` are the ends of its x axis.
     """
-    shapes, notes = _tail_marks(total, lines, axis)
-    if shapes:
+    shapes, notes = tail_marks(total, lines, axis, low=low, high=high)
+    if shapes or notes:
         fig.update_layout(
             shapes=[*fig.layout.shapes, *shapes], annotations=[*fig.layout.annotations, *notes]
         )
 
 
-def _tail_marks(
-    total: int, lines: Sequence[TailLine], axis: str = ""
+def tail_marks(
+    total: int,
+    lines: Sequence[TailLine],
+    axis: str = "",
+    *,
+    low: float = 0.0,
+    high: float | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The shapes and annotations of :func:`add_tail_lines`."""
+    """The shapes and annotations of :func:`add_tail_lines`.
+
+    Label ``k`` sits in row ``k`` above the strip. A line inside the axis (``low..high``) is a
+    dashed/dotted vertical line whose label starts at the nearer end of the axis and points
+    at the line's top with an arrow: the label has most of the chart's width whatever the
+    line's position, so it is not clipped. A line that would begin before ``low`` (the limit
+    holds the whole chart, or more than the strip shows) draws no line: its label sits at the
+    left end, ``← budget 16,000``, the arrow saying it lies off the strip to the left.
+    """
+    right = float(total if high is None else high)
+    span = max(right - low, 1.0)
     shapes: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
+    used = 0  # text lines taken by the labels below this one
     for size, text, colour, dash in lines:
-        x = max(total - size, 0)
+        x = total - size
+        shown = wrap_label((OFF_SCALE_LEFT if x < low else "") + text)
+        rise = 6 + used * LABEL_ROW_PX
+        used += shown.count("<br>") + 1
+        common = {
+            "name": TAIL_NOTE,
+            "xref": f"x{axis}",
+            "y": 1,
+            "yref": f"y{axis} domain",
+            "yanchor": "bottom",
+            "font": {"size": LABEL_FONT_SIZE, "color": colour},
+        }
+        if x < low:
+            notes.append(
+                {
+                    **common,
+                    "text": shown,
+                    "hovertext": f"{text} tokens hold everything shown: the line would begin "
+                    "left of the strip",
+                    "x": low,
+                    "xanchor": "left",
+                    "align": "left",
+                    "yshift": rise,
+                    "showarrow": False,
+                }
+            )
+            continue
         shapes.append(
             {
                 "type": "line",
@@ -379,18 +521,23 @@ def _tail_marks(
                 "line": {"color": colour, "dash": dash, "width": 2},
             }
         )
+        left_half = (x - low) / span < 0.5
         notes.append(
             {
-                "text": text,
+                **common,
+                "text": shown,
                 "x": x,
-                "xref": f"x{axis}",
-                "y": 1,
-                "yref": f"y{axis} domain",
-                "xanchor": "right" if total > size else "left",
-                # above the strip, where it covers no block
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": FONT_SIZE},
+                "xanchor": "left" if left_half else "right",
+                "align": "left" if left_half else "right",
+                "showarrow": True,
+                "arrowhead": 0,
+                "arrowwidth": 1,
+                "arrowcolor": colour,
+                "axref": f"x{axis}",
+                "ax": low if left_half else right,
+                "ayref": "pixel",
+                "ay": -rise,
+                "standoff": 0,
             }
         )
     return shapes, notes
@@ -494,22 +641,36 @@ def round_map_figure(
         overhead_label=overhead_label,
     )
     fixed = max(overhead, 0)
-    shapes, notes = _tail_marks(end, tail_lines(budget, window, fixed))
-    xaxis: dict[str, Any] = {"title": {"text": AXIS_TITLE}}
+    lines = tail_lines(budget, window, fixed)
+    start = _strip_start(chat, rounds)
+    high = float(end) if x_range is None else float(x_range[1])
+    shapes, notes = tail_marks(end, lines, low=start, high=high)
+    xaxis = strip_xaxis()
     if x_range is not None:
         low = x_range[0] - fixed if fixed and rounds is None else x_range[0]
         xaxis.update(range=[low, x_range[1]], autorange=False)
-    layout = _strip_layout(title, height + 80)
+    layout = strip_layout(title, height + 80, label_rows=label_lines(lines))
     layout.update(xaxis=xaxis, yaxis={"visible": False}, shapes=shapes, annotations=notes)
-    # The legend goes under the strip: above it, long entries wrap into the title.
-    layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -0.8, "x": 0}
     return go.Figure(data=bars, layout=layout)
 
 
-AXIS_TITLE = "tokens (cumulative, oldest → newest)"
-ZOOM_GAP_PX = 110
-"""Pixels between the two strips of :func:`round_map_zoom_figure`: the upper strip's axis
-title and ticks, and the lower strip's line labels."""
+AXIS_TITLE = "tokens, oldest → newest"
+ZOOM_GAP_PX = 70
+"""Pixels between the two strips of :func:`round_map_zoom_figure` for the upper strip's axis
+title and ticks; the lower strip's line labels get their rows on top of this."""
+
+
+def _strip_start(chat: CountedChat, rounds: tuple[int, int] | None) -> float:
+    """Where a strip's first round begins (tokens): 0, or the zoom's first round."""
+    if rounds is None or not chat.starts:
+        return 0.0
+    first = min(max(rounds[0], 0), len(chat.starts) - 1)
+    return float(chat.prefix[chat.starts[first]])
+
+
+def strip_xaxis() -> dict[str, Any]:
+    """A strip's x axis: its title in the labels' size (it must fit the narrowest column)."""
+    return {"title": {"text": AXIS_TITLE, "font": {"size": LABEL_FONT_SIZE}}, "automargin": True}
 
 
 def round_map_zoom_figure(
@@ -549,17 +710,20 @@ def round_map_zoom_figure(
     )
     top, top_end = strip(rounds=None)
     low, low_end = strip(rounds=zoom, axis="2")
-    shapes, notes = _tail_marks(top_end, lines)
-    zoom_shapes, zoom_notes = _tail_marks(low_end, lines, "2")
-    total = 2 * height + 100
-    margin_top = 60 if title else 20
-    area = total - margin_top - 100
-    share = max((area - ZOOM_GAP_PX) / 2 / area, 0.1)
-    xaxis: dict[str, Any] = {"title": {"text": AXIS_TITLE}, "anchor": "y"}
+    high = float(top_end) if x_range is None else float(x_range[1])
+    shapes, notes = tail_marks(top_end, lines, high=high)
+    zoom_shapes, zoom_notes = tail_marks(
+        low_end, lines, "2", low=_strip_start(chat, zoom), high=float(low_end)
+    )
+    gap = ZOOM_GAP_PX + label_rows_margin(label_lines(lines))
+    total = 2 * height + 100 + gap - ZOOM_GAP_PX
+    layout = strip_layout(title, total, label_rows=label_lines(lines))
+    area = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    share = max((area - gap) / 2 / area, 0.1)
+    xaxis = {**strip_xaxis(), "anchor": "y"}
     if x_range is not None:
         xaxis.update(range=[x_range[0] - fixed if fixed else x_range[0], x_range[1]])
         xaxis["autorange"] = False
-    layout = _strip_layout(title, total)
     layout.update(
         xaxis=xaxis,
         yaxis={"visible": False, "domain": [1 - share, 1]},
@@ -568,23 +732,50 @@ def round_map_zoom_figure(
         shapes=[*shapes, *zoom_shapes],
         annotations=[*notes, *zoom_notes],
     )
-    layout["legend"] = {"orientation": "h", "yanchor": "top", "y": -45 / area, "x": 0}
     return go.Figure(data=[*top, *low], layout=layout)
 
 
-def _strip_layout(title: str | None, height: int) -> dict[str, Any]:
+STRIP_LEGEND_PX = 90
+"""Pixels under a strip for its axis and legend: the legend's short entries wrap into three
+rows in the narrowest column."""
+
+
+def strip_layout(title: str | None, height: int, *, label_rows: int = 0) -> dict[str, Any]:
     """A round map's layout (:func:`_layout`'s, legend and margins under the strip), as one
-    dict: each ``update_layout`` validates the whole layout again, a fixed cost per click."""
+    dict: each ``update_layout`` validates the whole layout again, a fixed cost per click.
+
+    The title is pinned to the top of the figure and ``label_rows`` rows of line labels get
+    their own space between it and the strip; the legend sits under the axis, in the
+    figure's bottom margin, so neither collides with the title whatever the width.
+    """
+    top = (44 if title else 10) + label_rows_margin(label_rows)
     layout: dict[str, Any] = {
         "barmode": "overlay",
         "bargap": 0.15,
-        "height": height,
+        "height": height + label_rows_margin(label_rows) + STRIP_LEGEND_PX - 80,
         "font": {"size": FONT_SIZE},
         "hoverlabel": {"font": {"size": FONT_SIZE}},
-        "margin": {"l": 20, "r": 20, "t": 60 if title else 20, "b": 100},
+        "margin": {"l": 10, "r": 10, "t": top, "b": 60 + STRIP_LEGEND_PX},
+        # Plotly hides the legend of a one-trace chart: a strip that is all "kept" must still
+        # say what its colour means.
+        "showlegend": True,
+        "legend": {
+            "orientation": "h",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "x": 0,
+            "font": {"size": LABEL_FONT_SIZE},
+        },
     }
     if title is not None:
-        layout["title"] = {"text": title}
+        layout["title"] = {
+            "text": title,
+            "y": 1,
+            "yref": "container",
+            "yanchor": "top",
+            "pad": {"t": 8},
+        }
     return layout
 
 
@@ -628,6 +819,9 @@ def _strip_bars(
                 marker={"color": colour, "line": {"color": "white", "width": 1}},
                 customdata=[_hover(b, explain(b.last) if explain else None) for b, _ in picked],
                 hovertemplate="%{customdata}<extra></extra>",
+                # the block's messages, "start:stop": a click selects its first message
+                # (ctxlab.ui.message_selection reads it from the selection event)
+                ids=[f"{b.start}:{b.stop}" for b, _ in picked],
                 **placed,
             )
         )
@@ -667,15 +861,88 @@ def _cumulative(counts: Sequence[int], priming: int) -> list[int]:
     return out
 
 
-def _window_hline(fig: go.Figure, window: ModelInfo) -> None:
-    """The model's context window as a horizontal line labelled ``gpt-4o window 128,000``."""
-    fig.add_hline(
-        y=window.context_window,
-        line={"color": WINDOW_COLOUR, "dash": "dot", "width": 2},
-        annotation_text=window.window_label(),
-        annotation_position="bottom right",
-        annotation_font_size=FONT_SIZE,
+def add_limit_lines(
+    fig: go.Figure,
+    data_top: float,
+    limits: Sequence[tuple[float, str, str, str]],
+    *,
+    factor: float = OFF_SCALE,
+) -> None:
+    """Horizontal limit lines (``(value, label, colour, dash)``: a budget, the model's window)
+    on a chart whose data reaches ``data_top``, and the value axis fitted to the data.
+
+    A limit within ``factor`` times the data is a line, its label above the line (the first
+    limit's at the left end, the next at the right, so two close lines keep their labels
+    apart); the axis reaches it. A limit beyond that is off scale: no line, and a label
+    pinned to the top left of the plot, ``↑ gpt-4.1 window 1,047,576``, one row per limit,
+    so a 6,400-token chat is not squashed against a 128,000-token axis.
+    """
+    top = fit_axis(data_top, [v for v, *_ in limits], factor)
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+    above = 0
+    for k, (value, text, colour, dash) in enumerate(limits):
+        font = {"size": LABEL_FONT_SIZE, "color": colour}
+        if off_scale(value, data_top, factor):
+            notes.append(
+                {
+                    "text": wrap_label(OFF_SCALE_UP + text),
+                    "hovertext": f"{text}: far above this chart's data, drawn off scale",
+                    "xref": "paper",
+                    "x": 0,
+                    "xanchor": "left",
+                    "align": "left",
+                    "yref": "paper",
+                    "y": 1,
+                    "yanchor": "top",
+                    "yshift": -above * LABEL_ROW_PX,
+                    "showarrow": False,
+                    "font": font,
+                }
+            )
+            above += notes[-1]["text"].count("<br>") + 1
+            continue
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": value,
+                "y1": value,
+                "line": {"color": colour, "dash": dash, "width": 2},
+            }
+        )
+        left = k % 2 == 0
+        notes.append(
+            {
+                "text": wrap_label(text),
+                "xref": "paper",
+                "x": 0 if left else 1,
+                "xanchor": "left" if left else "right",
+                "align": "left" if left else "right",
+                "yref": "y",
+                "y": value,
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": font,
+            }
+        )
+    fig.update_layout(
+        shapes=[*fig.layout.shapes, *shapes], annotations=[*fig.layout.annotations, *notes]
     )
+    fig.update_yaxes(range=[0, top], autorange=False)
+
+
+def limit_lines(budget: int | None, window: ModelInfo | None) -> list[tuple[float, str, str, str]]:
+    """The budget and window of a tokens chart, as :func:`add_limit_lines` takes them."""
+    out: list[tuple[float, str, str, str]] = []
+    if budget is not None:
+        out.append((float(budget), f"budget {budget:,}", BUDGET_COLOUR, "dash"))
+    if window is not None:
+        out.append((float(window.context_window), window.window_label(), WINDOW_COLOUR, "dot"))
+    return out
 
 
 def context_tokens_figure(
@@ -709,17 +976,13 @@ def context_tokens_figure(
                 line={"color": colour, "width": 3},
             )
         )
-    if budget is not None:
-        fig.add_hline(
-            y=budget,
-            line={"color": "#c62828", "dash": "dash", "width": 2},
-            annotation_text=f"budget {budget:,}",
-            annotation_font_size=FONT_SIZE,
-        )
-    if window is not None:
-        _window_hline(fig, window)
+    top = max(
+        max(_cumulative(untrimmed_counts, reply_priming), default=reply_priming),
+        max(_cumulative(sent_counts, reply_priming), default=reply_priming),
+    )
+    add_limit_lines(fig, top, limit_lines(budget, window))
     fig.update_xaxes(title_text="messages")
-    fig.update_yaxes(title_text="tokens", rangemode="tozero")
+    fig.update_yaxes(title_text="tokens")
     return _layout(fig, title=title, height=height)
 
 
@@ -783,19 +1046,16 @@ def replay_tokens_figure(
                 marker={"color": DECISION_COLOURS["summarized"], "size": 12, "symbol": "star"},
             )
         )
-    if budget is not None:
-        fig.add_hline(
-            y=budget,
-            line={"color": "#c62828", "dash": "dash", "width": 2},
-            annotation_text=f"budget {budget:,}",
-            annotation_font_size=FONT_SIZE,
-        )
-    if window is not None:
-        _window_hline(fig, window)
+    top = max(
+        [float(r["tokens_untrimmed"]) for r in rows]  # type: ignore[arg-type]
+        + [float(r["tokens_sent"]) for r in rows],  # type: ignore[arg-type]
+        default=0.0,
+    )
+    add_limit_lines(fig, top, limit_lines(budget, window))
     if turn is not None:
         fig.add_vline(x=turn, line={"color": "#424242", "dash": "dot", "width": 2})
     fig.update_xaxes(title_text="assistant turn")
-    fig.update_yaxes(title_text="tokens per call", rangemode="tozero")
+    fig.update_yaxes(title_text="tokens per call")
     return _layout(fig, title="Tokens sent per call", height=height)
 
 

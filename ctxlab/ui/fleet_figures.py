@@ -25,18 +25,55 @@ __all__ = [
 ]
 
 FONT_SIZE = 16
+LEGEND_FONT_SIZE = 14
+LEGEND_ROW_PX = 24
+"""Pixels of one legend entry: the legend lists one configuration a row under the plot, so
+its height is known and it never covers the axes, whatever the labels' lengths."""
+PALETTE = (
+    "#1565c0",
+    "#ef6c00",
+    "#2e7d32",
+    "#8e24aa",
+    "#c62828",
+    "#00838f",
+    "#6d4c41",
+    "#546e7a",
+    "#ad1457",
+    "#9e9d24",
+)
+"""One colour per configuration, in the report's order, the same on every Fleet figure."""
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "hexagon")
+
+
+def colour_of(k: int) -> str:
+    """The ``k``-th configuration's colour (the palette repeats after ten)."""
+    return PALETTE[k % len(PALETTE)]
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str) -> go.Figure:
+    """A Fleet figure's layout: the title pinned on top; the legend a list under the x axis,
+    one entry a row, with the figure made taller by as many rows (it covers nothing)."""
+    entries = sum(1 for t in fig.data if t.showlegend is not False)
+    legend_px = entries * LEGEND_ROW_PX + 10
     fig.update_layout(
-        title=title,
+        title={"text": title, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 8}},
         xaxis_title=x,
         yaxis_title=y,
         font={"size": FONT_SIZE},
-        margin={"l": 60, "r": 20, "t": 60, "b": 60},
-        legend={"orientation": "h", "y": -0.25},
-        height=430,
+        margin={"l": 20, "r": 20, "t": 50, "b": 20 + legend_px},
+        legend={
+            "orientation": "v",
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "x": 0,
+            "font": {"size": LEGEND_FONT_SIZE},
+        },
+        showlegend=entries > 0,
+        height=430 + legend_px,
     )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -70,18 +107,22 @@ def pareto_figure(report: Sequence[Mapping[str, Any]], *, with_cache: bool = Fal
     usable = [r for r in report if r.get(cost_key) is not None and r.get("retention") is not None]
     points = [(float(r[cost_key]), float(r["retention"])) for r in usable]
     fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=[p[0] for p in points],
-            y=[p[1] for p in points],
-            mode="markers+text",
-            text=[hover_safe(str(r["label"])) for r in usable],
-            textposition="top center",
-            marker={"size": 14, "color": "#1565c0"},
-            name="configuration",
-            hovertemplate="%{text}<br>cost $%{x:,.2f}<br>retention %{y:.1f}%<extra></extra>",
+    order = {id(r): k for k, r in enumerate(report)}
+    # One trace per configuration: the legend names each point (labels written beside the
+    # points overprint each other and run out of the chart).
+    for r, (cost, kept) in zip(usable, points, strict=True):
+        k = order[id(r)]
+        label = hover_safe(str(r["label"]))
+        fig.add_trace(
+            go.Scatter(
+                x=[cost],
+                y=[kept],
+                mode="markers",
+                marker={"size": 14, "color": colour_of(k), "symbol": SYMBOLS[k % len(SYMBOLS)]},
+                name=label,
+                hovertemplate=label + "<br>cost $%{x:,.2f}<br>retention %{y:.1f}%<extra></extra>",
+            )
         )
-    )
     front = pareto_front(points)
     if len(front) > 1:
         fig.add_trace(
@@ -105,7 +146,7 @@ def pareto_figure(report: Sequence[Mapping[str, Any]], *, with_cache: bool = Fal
 def ecdf_figure(ecdf: pd.DataFrame, labels: Mapping[str, str]) -> go.Figure:
     """Tokens per call as an ECDF, one line per configuration (``config_key`` in ``labels``)."""
     fig = go.Figure()
-    for key, label in labels.items():
+    for k, (key, label) in enumerate(labels.items()):
         part = ecdf[ecdf["config_key"] == key]
         if part.empty:
             continue
@@ -114,7 +155,7 @@ def ecdf_figure(ecdf: pd.DataFrame, labels: Mapping[str, str]) -> go.Figure:
                 x=part["tokens"],
                 y=part["share"] * 100,
                 mode="lines",
-                line={"shape": "hv"},
+                line={"shape": "hv", "color": colour_of(k)},
                 name=hover_safe(label),
                 hovertemplate="%{x:,} tokens: %{y:.0f}% of calls at or under<extra></extra>",
             )
@@ -129,22 +170,27 @@ def retention_figure(stats: pd.DataFrame, labels: Mapping[str, str]) -> go.Figur
     high), so the figure is as small for 100,000 conversations as for ten.
     """
     fig = go.Figure()
-    for key, label in labels.items():
+    for k, (key, label) in enumerate(labels.items()):
         part = stats[stats["config_key"] == key]
         if part.empty:
             continue
         row = part.iloc[0]
+        name = hover_safe(label)
+        # x is the configuration's own position: without it every box stands at x = 0
         fig.add_trace(
             go.Box(
-                name=hover_safe(label),
+                name=name,
+                x=[name],
                 q1=[row["q1"]],
                 median=[row["median"]],
                 q3=[row["q3"]],
                 lowerfence=[row["low"]],
                 upperfence=[row["high"]],
+                marker={"color": colour_of(k)},
             )
         )
-    fig.update_layout(showlegend=False)
+    # the legend names the boxes (in their colours); long names under the boxes would collide
+    fig.update_xaxes(showticklabels=False)
     return _layout(fig, "Fact retention per conversation", "", "Facts kept at the last call (%)")
 
 
@@ -152,15 +198,19 @@ def problems_figure(problems: pd.DataFrame, labels: Mapping[str, str]) -> go.Fig
     """Validator problems by code, stacked per configuration."""
     fig = go.Figure()
     present = problems[problems["config_key"].isin(list(labels))]
+    names = [hover_safe(labels[k]) for k in labels]
     for code in sorted(present["code"].unique()):
         part = present[present["code"] == code]
         counts = dict(zip(part["config_key"], part["problems"], strict=True))
+        # configurations on the y axis: their names read horizontally at any width
         fig.add_trace(
             go.Bar(
-                x=[hover_safe(labels[k]) for k in labels],
-                y=[int(counts.get(k, 0)) for k in labels],
+                y=names,
+                x=[int(counts.get(k, 0)) for k in labels],
+                orientation="h",
                 name=hover_safe(str(code)),
             )
         )
     fig.update_layout(barmode="stack")
-    return _layout(fig, "Provider-validity problems (OpenAI rules)", "", "Problems over all calls")
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Provider-validity problems (OpenAI rules)", "Problems over all calls", "")

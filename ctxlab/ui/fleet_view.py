@@ -1,19 +1,27 @@
 """The Fleet page's pieces: pick a results file, evaluate an uploaded zip, render the report.
 
 Results are only ever opened from the configured folder (``CTXLAB_RESULTS_DIR``, default
-``sample_chats/fleet/results``) or from this session's own evaluation of an uploaded zip: the
-page never takes a typed path. Every number comes from SQL in DuckDB
-(:mod:`ctxlab.corpus.report`), cached per results file and modification time, so changing a
-filter only redraws figures from small, cached frames.
+``sample_chats/fleet/results``), read-only, or from this session's own evaluation of an
+uploaded zip: the page never takes a typed path and never writes to the results folder. Every
+number comes from SQL in DuckDB (:mod:`ctxlab.corpus.report`), cached per results file and
+modification time, so changing a filter only redraws figures from small, cached frames.
+
+An uploaded zip is extracted and evaluated in a private temporary folder of its own
+(:class:`~ctxlab.corpus.upload_folder.UploadFolder`, mode 0700) held by a session-scoped
+resource: it is removed when the viewer's session disconnects (Streamlit releases session-scoped
+resources then; session state itself lingers until a garbage collection that an idle server may
+never run), when the viewer evaluates another zip, or when the server exits; a server that was
+killed leaves folders that the next one sweeps at start-up.
+So two viewers never share a results file. The upload is held to the caps of
+:mod:`ctxlab.corpus.zip_upload` and the Configurations box to :data:`MAX_GRID_CHARS` characters
+and :data:`MAX_CONFIGURATIONS` configurations; a damaged results file is an error box, never a
+traceback.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
 import os
-import tempfile
-import zipfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -23,16 +31,18 @@ import pandas as pd
 import streamlit as st
 
 from ctxlab.corpus import Progress, parse_grid, run_corpus
-from ctxlab.corpus.inputs import CHAT_SUFFIXES
+from ctxlab.corpus.grid import Configuration, GridTooLarge
 from ctxlab.corpus.report import (
     calls_ecdf,
     configuration_report,
     is_results,
-    open_results,
     problem_counts,
+    reading_results,
     retention_stats,
     worst_conversations,
 )
+from ctxlab.corpus.upload_folder import UploadFolder, sweep_stale
+from ctxlab.corpus.zip_upload import MAX_ZIP_BYTES, MAX_ZIP_ENTRIES, MAX_ZIP_FILES, extract_chats
 from ctxlab.errors import CtxlabError
 from ctxlab.pricing import format_usd
 from ctxlab.ui import fleet_figures, notices
@@ -40,11 +50,15 @@ from ctxlab.ui.text import markdown_literal
 
 __all__ = [
     "DEFAULT_GRID",
+    "MAX_CONFIGURATIONS",
+    "MAX_GRID_CHARS",
     "MAX_ZIP_BYTES",
+    "MAX_ZIP_ENTRIES",
     "MAX_ZIP_FILES",
     "RESULTS_ENV",
     "extract_chats",
     "list_results",
+    "page_grid",
     "playground_link",
     "render_report",
     "results_dir",
@@ -52,14 +66,16 @@ __all__ = [
 ]
 
 RESULTS_ENV = "CTXLAB_RESULTS_DIR"
-MAX_ZIP_FILES = 200
-MAX_ZIP_BYTES = 30_000_000  # uncompressed
+MAX_GRID_CHARS = 2_000
+"""Characters of the Configurations box."""
+MAX_CONFIGURATIONS = 24
+"""Configurations one upload is evaluated under (each replays every chat of the zip)."""
 DEFAULT_GRID = (
     "window-drop:budget=8000,16000,32000\n"
     "clear-tool-results:trigger_tokens=30000\n"
     "sliding-window:window=40"
 )
-_UPLOAD = "fleet.upload"  # session key: the results folder this session evaluated
+_RESULTS_FILE = "results.duckdb"
 _LONG_PARAM = 200  # parameter texts longer than this stay out of links (a prompt)
 
 
@@ -80,51 +96,35 @@ def list_results(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if is_results(p))
 
 
-def extract_chats(data: bytes, target: Path) -> list[Path]:
-    """Write the chat files of a zip into ``target`` (flat, safe names); returns their paths.
-
-    Only ``.json``/``.jsonl``/``.ndjson`` members are read; folders inside the zip are kept in
-    the name (``a/b.json`` -> ``a__b.json``), never as paths, so nothing is written outside
-    ``target``.
+def page_grid(specs: str, model: str) -> list[Configuration]:
+    """The configurations of the Configurations box, one spec per line, within the page's caps.
 
     Raises:
-        CtxlabError: not a zip, no chat file in it, or over :data:`MAX_ZIP_FILES` files /
-            :data:`MAX_ZIP_BYTES` uncompressed bytes.
+        CtxlabError: over :data:`MAX_GRID_CHARS` characters or :data:`MAX_CONFIGURATIONS`
+            configurations, no configuration, or a line :func:`~ctxlab.corpus.parse_grid`
+            refuses.
     """
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        raise CtxlabError("the upload is not a zip file") from None
-    members = [
-        m
-        for m in archive.infolist()
-        if not m.is_dir()
-        and PurePosixPath(m.filename).suffix.lower() in CHAT_SUFFIXES
-        and not PurePosixPath(m.filename).name.startswith((".", "__MACOSX"))
-        and "__MACOSX" not in m.filename
-    ]
-    if not members:
-        raise CtxlabError("the zip holds no .json or .jsonl chat file")
-    if len(members) > MAX_ZIP_FILES:
+    if len(specs) > MAX_GRID_CHARS:
         raise CtxlabError(
-            f"the zip holds {len(members)} chat files; the page takes {MAX_ZIP_FILES}"
+            f"the Configurations box holds {len(specs):,} characters; the page takes "
+            f"{MAX_GRID_CHARS:,} (use ctxlab eval --grid for larger grids)"
         )
-    if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-        raise CtxlabError(
-            f"the zip's chats are over {MAX_ZIP_BYTES // 1_000_000} MB uncompressed; "
-            "use ctxlab eval for large corpora"
-        )
-    target.mkdir(parents=True, exist_ok=True)
-    written = []
-    for m in members:
-        parts = [p for p in PurePosixPath(m.filename).parts if p not in ("", ".", "..", "/")]
-        name = "__".join(parts) or "chat.json"
-        path = target / name
-        with archive.open(m) as source:
-            payload = source.read(MAX_ZIP_BYTES + 1)
-        path.write_bytes(payload[:MAX_ZIP_BYTES])
-        written.append(path)
-    return written
+    grid: list[Configuration] = []
+    for line in specs.splitlines():
+        if not line.strip():
+            continue
+        left = MAX_CONFIGURATIONS - len(grid)
+        try:
+            grid.extend(parse_grid(line.strip(), model=model, max_configurations=left))
+        except GridTooLarge:
+            raise CtxlabError(
+                f"the Configurations box expands to over {MAX_CONFIGURATIONS} "
+                "configurations; the page takes "
+                f"{MAX_CONFIGURATIONS} (use ctxlab eval --grid for larger grids)"
+            ) from None
+    if not grid:
+        raise CtxlabError("give at least one configuration, e.g. window-drop:budget=8000")
+    return grid
 
 
 def playground_link(
@@ -160,14 +160,14 @@ def _stamp(path: Path) -> float:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _report(path: str, stamp: float) -> list[dict[str, Any]]:
     del stamp
-    with _connection(path) as con:
+    with reading_results(path) as con:
         return configuration_report(con)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _frames(path: str, stamp: float) -> dict[str, pd.DataFrame]:
     del stamp
-    with _connection(path) as con:
+    with reading_results(path) as con:
         errors = con.execute(
             "SELECT e.source, e.conversation, c.label AS configuration, e.stage, e.reason "
             "FROM errors e LEFT JOIN configurations c USING (config_key) "
@@ -184,42 +184,77 @@ def _frames(path: str, stamp: float) -> dict[str, pd.DataFrame]:
 @st.cache_data(show_spinner=False, max_entries=64)
 def _worst(path: str, stamp: float, config_key: str, by: str) -> pd.DataFrame:
     del stamp
-    with _connection(path) as con:
+    with reading_results(path) as con:
         return worst_conversations(con, config_key, by=by, limit=20)
-
-
-class _connection:
-    """``with _connection(path) as con``: a read-only connection closed after use."""
-
-    def __init__(self, path: str) -> None:
-        self.con = open_results(path)
-
-    def __enter__(self) -> Any:
-        return self.con
-
-    def __exit__(self, *exc: object) -> None:
-        self.con.close()
 
 
 # -- widgets ----------------------------------------------------------------------------------
 
 
-def _evaluate_zip(data: bytes, specs: str, model: str) -> Path | None:
-    """Evaluate the uploaded chats with a progress bar; returns the results file."""
-    digest = hashlib.sha256(data + specs.encode() + model.encode()).hexdigest()[:16]
-    base = Path(tempfile.gettempdir()) / "ctxlab-fleet" / digest
+class _SessionUpload:
+    """The folder of this session's evaluated upload, if any; removed with the session."""
+
+    def __init__(self) -> None:
+        self.folder: UploadFolder | None = None
+
+    def replace(self, folder: UploadFolder) -> None:
+        previous, self.folder = self.folder, folder
+        if previous is not None:
+            previous.remove()
+
+    def release(self) -> None:
+        if self.folder is not None:
+            self.folder.remove()
+            self.folder = None
+
+
+@st.cache_resource(show_spinner=False, scope="session", on_release=_SessionUpload.release)
+def _cached_session_upload() -> _SessionUpload:
+    return _SessionUpload()
+
+
+def _session_upload() -> _SessionUpload:
+    """This session's upload holder: Streamlit releases it (and the folder) on disconnect.
+
+    Without a session (the page run as a bare script, as a process pool's worker does when it
+    re-imports a ``__main__`` that is this page) there is nothing uploaded: an empty holder.
+    """
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return _SessionUpload()
+    return _cached_session_upload()
+
+
+_sweep_lock = threading.Lock()
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Remove the upload folders a killed server left behind; once per server process."""
+    global _swept
+    with _sweep_lock:
+        if not _swept:
+            _swept = True
+            sweep_stale()
+
+
+def _show_error(exc: BaseException) -> None:
+    notices.error(str(exc))  # literally: member names and paths come from the upload
+
+
+def _evaluate_zip(data: bytes, specs: str, model: str) -> UploadFolder | None:
+    """Evaluate the uploaded chats with a progress bar, in a new private folder; returns it.
+
+    The folder goes (with its chats and results) when the returned object is dropped: on an
+    error, at once; else when the session that keeps it ends.
+    """
     try:
-        grid = [
-            c
-            for line in specs.splitlines()
-            if line.strip()
-            for c in parse_grid(line.strip(), model=model)
-        ]
-        if not grid:
-            raise CtxlabError("give at least one configuration, e.g. window-drop:budget=8000")
-        extract_chats(data, base / "chats")
+        grid = page_grid(specs, model)
+        folder = UploadFolder()
+        extract_chats(data, folder.path / "chats")
     except CtxlabError as exc:
-        notices.error(str(exc))
+        _show_error(exc)
         return None
     bar = st.progress(0.0, text="Evaluating…")
 
@@ -230,45 +265,67 @@ def _evaluate_zip(data: bytes, specs: str, model: str) -> Path | None:
             text=f"{p.done} / {p.total} files, {p.conversations} conversations{eta}",
         )
 
-    db = base / "results.duckdb"
-    summary = run_corpus(base / "chats", grid, db, backend="inline", progress=progress)
+    try:
+        summary = run_corpus(
+            folder.path / "chats",
+            grid,
+            folder.path / _RESULTS_FILE,
+            backend="inline",
+            progress=progress,
+        )
+    except CtxlabError as exc:
+        bar.empty()
+        _show_error(exc)
+        return None
     bar.empty()
     st.success(
         f"Evaluated {summary.conversations} conversations in {summary.seconds:.1f} s"
         + (f"; {summary.failed} could not be read" if summary.failed else "")
     )
-    return db
+    return folder
 
 
 def results_picker() -> Path | None:
     """Sidebar: choose saved results, or evaluate an uploaded zip. Returns the results path."""
+    _sweep_once()
     side = st.sidebar
     side.header("Fleet results")
     folder = results_dir()
     names = list_results(folder)
-    uploaded: Path | None = st.session_state.get(_UPLOAD)
-    options = names + (["This session's upload"] if uploaded is not None else [])
+    held = _session_upload()
+    options = names + (["This session's upload"] if held.folder is not None else [])
     with side.expander("Evaluate chats from a zip", expanded=not options):
         upload = st.file_uploader(
             "Zip of chat files (.json, .jsonl)", type=["zip"], key="fleet-zip"
         )
-        specs = st.text_area("Configurations, one per line", DEFAULT_GRID, key="fleet-grid")
+        specs = st.text_area(
+            "Configurations, one per line",
+            DEFAULT_GRID,
+            key="fleet-grid",
+            max_chars=MAX_GRID_CHARS,
+            help=f"At most {MAX_CONFIGURATIONS} configurations in all.",
+        )
         model = st.text_input("Model (counts and prices)", "gpt-4o", key="fleet-model")
         if st.button("Evaluate", key="fleet-evaluate", disabled=upload is None) and upload:
-            db = _evaluate_zip(upload.getvalue(), specs, model)
-            if db is not None:
-                st.session_state[_UPLOAD] = db
+            evaluated = _evaluate_zip(upload.getvalue(), specs, model)
+            if evaluated is not None:
+                held.replace(evaluated)
                 st.session_state["fleet-results"] = "This session's upload"
                 options = [*names, "This session's upload"]
     if not options:
-        st.info(
-            f"No results in {folder}. Run `ctxlab eval CORPUS --grid ... --db "
-            f"{folder}/NAME.duckdb`, or evaluate a zip of chats in the sidebar."
-        )
+        from ctxlab.ui.session import hosting_settings
+
+        if hosting_settings().hosted:  # a visitor is not told where the server keeps files
+            st.info("No saved results on this server: evaluate a zip of chats in the sidebar.")
+        else:
+            notices.info(
+                f"No results in {folder}. Run ctxlab eval CORPUS --grid ... --db "
+                f"{folder}/NAME.duckdb, or evaluate a zip of chats in the sidebar."
+            )
         return None
     picked = side.selectbox("Results", options, key="fleet-results")
     if picked == "This session's upload":
-        return st.session_state.get(_UPLOAD)
+        return None if held.folder is None else held.folder.path / _RESULTS_FILE
     return folder / str(picked)
 
 
@@ -305,13 +362,18 @@ _RANKS = {
 
 
 def render_report(path: Path) -> None:
-    """The whole Fleet report of one results file."""
-    key, stamp = str(path), _stamp(path)
+    """The whole Fleet report of one results file; a damaged file is one error box."""
     try:
-        report = _report(key, stamp)
+        _render_report(path)
     except CtxlabError as exc:
-        notices.error(str(exc))
-        return
+        _show_error(exc)
+    except OSError as exc:  # the file went away (or became unreadable) between two reruns
+        _show_error(CtxlabError(f"cannot read results file {path}: {exc.strerror or exc}"))
+
+
+def _render_report(path: Path) -> None:
+    key, stamp = str(path), _stamp(path)
+    report = _report(key, stamp)
     if not report:
         st.info("This results file has no configuration yet.")
         return

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
+from ctxlab import checks
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
 from ctxlab.export import TARGETS, export_details
@@ -33,7 +34,7 @@ from ctxlab.strategies import Strategy
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import figures
 from ctxlab.ui.text import visible
-from ctxlab.validate import PROVIDERS, Problem, validate
+from ctxlab.validate import Problem
 
 __all__ = [
     "PROVIDER_TITLES",
@@ -90,30 +91,13 @@ def per_chat(name: str, chat: object, build: Callable[[], T], extra: object = No
 def provider_problems(
     messages: Sequence[Message],
     *,
-    budget: int | None = None,
     counter: TokenCounter | None = None,
     model: ModelInfo | None = None,
     tokens: int | None = None,
 ) -> ProblemsByProvider:
-    """The validator's problems of ``messages`` for every provider (never raises on odd chats).
-
-    ``model``'s context window is checked for the provider that serves it only (gpt-4o's window
-    says nothing about what Anthropic accepts). ``tokens``: ``counter.count_messages(messages)``
-    when known (see :func:`ctxlab.validate.validate`).
-    """
-    return {
-        p: validate(
-            messages,
-            budget=budget,
-            counter=counter,
-            provider=p,
-            window=model.context_window
-            if model is not None and model.validator_provider == p
-            else None,
-            tokens=tokens,
-        )
-        for p in PROVIDERS
-    }
+    """What every provider would reject in ``messages``: :func:`ctxlab.checks.provider_problems`
+    (the model's window for its own provider; never the user's budget)."""
+    return checks.provider_problems(messages, counter=counter, model=model, tokens=tokens)
 
 
 def window_badge_text(tokens: int, model: ModelInfo) -> tuple[str, bool]:
@@ -177,25 +161,32 @@ def render_provider_badges(
     messages: Sequence[Message],
     *,
     key: str,
-    budget: int | None = None,
     counter: TokenCounter | None = None,
     details: bool = True,
     model: ModelInfo | None = None,
+    problems: Mapping[str, tuple[Problem, ...]] | None = None,
 ) -> ProblemsByProvider:
     """One badge per provider ("valid" / "n problems") and, when any, the problem list.
 
-    ``model``'s window is checked for its own provider (see :func:`provider_problems`).
-    Returns the problems by provider, for views that show them next to their messages.
+    ``problems``: the providers' verdict when already known (a :class:`ctxlab.checks.
+    ContextCheck`'s); otherwise computed with ``model``'s window for its own provider (see
+    :func:`provider_problems`). Only what a provider would reject: the user's own budget is a
+    separate line (:func:`ctxlab.ui.checks_view.render_context_notes`). Returns the problems
+    by provider, for views that show them next to their messages.
     """
-    by_provider = provider_problems(messages, budget=budget, counter=counter, model=model)
+    by_provider = (
+        dict(problems)
+        if problems is not None
+        else provider_problems(messages, counter=counter, model=model)
+    )
     cols = st.columns(len(by_provider))
-    for col, (provider, problems) in zip(cols, by_provider.items(), strict=True):
+    for col, (provider, found) in zip(cols, by_provider.items(), strict=True):
         title = PROVIDER_TITLES.get(provider, provider)
-        errors = sum(p.severity == "error" for p in problems)
-        if not problems:
+        errors = sum(p.severity == "error" for p in found)
+        if not found:
             col.badge(f"{title}: valid", icon=":material/check_circle:", color="green")
         else:
-            n = len(problems)
+            n = len(found)
             label = f"{title}: {n} problem{'s' if n != 1 else ''}"
             col.badge(label, icon=":material/error:", color="red" if errors else "orange")
     if details and any(by_provider.values()):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -24,11 +24,12 @@ from ctxlab.model import Message
 from ctxlab.pricing import DEFAULT_PRICES, format_usd
 from ctxlab.redaction import MARKER_PATTERN
 from ctxlab.strategies import Decision, Strategy, TrimResult, parameters
+from ctxlab.strategies.base import sends_conversation
 from ctxlab.strategies.registry import current_params
 from ctxlab.summarizers import SummaryRequest
 from ctxlab.tokens import TokenCounter
 from ctxlab.tool_overhead import ToolOverhead
-from ctxlab.ui import figures, notices
+from ctxlab.ui import figures, message_selection, notices
 from ctxlab.ui.insights_view import (
     PROVIDER_TITLES,
     ProblemsByProvider,
@@ -40,6 +41,7 @@ from ctxlab.ui.text import highlighted_html, visible
 __all__ = [
     "COMPARE_MONEY",
     "DISAGREEMENT_COLUMNS",
+    "READER_KEY",
     "TABLE_PAGE_ROWS",
     "CompareRow",
     "budget_of",
@@ -51,6 +53,7 @@ __all__ = [
     "dropped_instructions",
     "message_frame",
     "page_bounds",
+    "page_of",
     "positions",
     "redaction_markers",
     "render_badge_row",
@@ -66,7 +69,9 @@ __all__ = [
     "render_summary_request",
     "render_system_prompt_note",
     "render_tool_definitions",
+    "saved_percent",
     "table_rows",
+    "tokens_sent_delta",
     "tool_frame",
     "zoom_title",
 ]
@@ -89,22 +94,50 @@ def call_cost(model: str, input_tokens: int) -> float | None:
     return DEFAULT_PRICES.cost(model, input_tokens, 0)
 
 
+def tokens_sent_delta(
+    result: TrimResult,
+) -> tuple[str, Literal["normal", "inverse", "off"], Literal["auto", "off"]]:
+    """The "Tokens sent" metric's delta text, colour and arrow.
+
+    Fewer tokens than the chat: a green down arrow ("-2,000 of 6,420"); the whole chat kept:
+    a neutral "all 6,420 kept", no arrow (nothing went up); more than the chat (a summary
+    bigger than what it replaced): a red up arrow; no conversation sent: neutral words.
+    """
+    before, after = result.tokens_before, result.tokens_after
+    if before and not sends_conversation(result):
+        return "nothing of the chat sent", "off", "off"
+    if after == before:
+        return f"all {before:,} kept", "off", "off"
+    return f"{after - before:+,} of {before:,}", "inverse", "auto"
+
+
 def render_metrics(result: TrimResult, model: str) -> None:
     """Tokens before -> after, saved %, decision counts and the estimated cost per call."""
     before, after = result.tokens_before, result.tokens_after
-    saved = (before - after) / before * 100 if before else 0.0
     counts = result.decision_counts()
     cols = st.columns(4)
-    cols[0].metric(
-        "Tokens sent", f"{after:,}", f"{after - before:,} of {before:,}", delta_color="inverse"
-    )
-    cols[1].metric("Saved", f"{saved:.1f}%")
+    delta, colour, arrow = tokens_sent_delta(result)
+    cols[0].metric("Tokens sent", f"{after:,}", delta, delta_color=colour, delta_arrow=arrow)
+    if sends_conversation(result) or not before:
+        saved = (before - after) / before * 100 if before else 0.0
+        cols[1].metric("Saved", f"{saved:.1f}%")
+    else:
+        # Sending no conversation is not a saving: the model would answer blind.
+        cols[1].metric(
+            "Saved",
+            "—",
+            "nothing of the chat sent",
+            delta_color="off",
+            delta_arrow="off",
+            help="No message of the conversation is sent, so there is nothing to save: see "
+            "the error above for the setting that causes it.",
+        )
     cost, full = call_cost(model, after), call_cost(model, before)
     cols[2].metric(
         "Input cost per call",
         format_usd(cost),
         None
-        if cost is None or full is None or cost == full
+        if cost is None or full is None or cost == full or not sends_conversation(result)
         else f"{format_usd(cost - full, signed=True)} vs untrimmed",
         delta_color="inverse",
         help=f"{model} list price (ctxlab.pricing, as of {DEFAULT_PRICES.as_of}); input only.",
@@ -127,6 +160,7 @@ def render_round_map(
     window: ModelInfo | None = None,
     x_range: tuple[float, float] | None = None,
     tools: ToolOverhead | None = None,
+    reveal: Callable[[], None] | None = None,
 ) -> None:
     """The round map, with a second, zoomed strip when the sent end is a sliver of it.
 
@@ -137,6 +171,11 @@ def render_round_map(
     axis (Compare gives every configuration the chat's tokens, so the maps line up). The zoom
     (:func:`ctxlab.ui.figures.zoom_rounds`) is what makes a 100,000-message chat at a realistic
     budget readable: its kept rounds get the full width, in a lower strip of the same chart.
+
+    With ``reveal``, a click on a block selects its first message
+    (:mod:`ctxlab.ui.message_selection`) and then calls ``reveal`` (e.g. to open the tab of the
+    message inspector). Draw a clickable map inside an ``st.fragment`` with the inspector: a
+    click then reruns that part only.
     """
     explain = None
     if strategy is not None:
@@ -159,7 +198,20 @@ def render_round_map(
         if zoom is None
         else figures.round_map_zoom_figure(counted, result.decisions, zoom, **options)
     )
-    st.plotly_chart(fig, key=key, width="stretch")
+    if reveal is None:
+        st.plotly_chart(fig, key=key, width="stretch")
+    else:
+        # A click selects one block; Plotly then fades the others to 0.2, too pale to read
+        # their decisions by: fade them less.
+        fig.update_traces(unselected={"marker": {"opacity": 0.55}}, selector={"type": "bar"})
+        st.plotly_chart(
+            fig,
+            key=key,
+            width="stretch",
+            on_select=functools.partial(message_selection.on_map_select, key, counted, reveal),
+            selection_mode="points",
+        )
+        st.caption("Click a block to read its first message in the message inspector.")
     if zoom is not None:
         first, stop = zoom
         total = counted.prefix[-1]
@@ -305,14 +357,37 @@ def page_bounds(rows: int, page: int, size: int = TABLE_PAGE_ROWS) -> tuple[int,
     return first, min(first + size, rows)
 
 
+_TABLE_OPENED = "ctx.table-opened"
+"""The selection the message table last opened the page of (it does so once per selection,
+so the user can page away from it)."""
+
+
+def page_of(rows: np.ndarray, index: int, size: int = TABLE_PAGE_ROWS) -> int | None:
+    """The 1-based page of the table rows ``rows`` (chat positions, ascending) that shows
+    message ``index``, or None when the filter hides it.
+
+    >>> page_of(np.arange(2500), 2100, 1000)
+    3
+    """
+    at = int(np.searchsorted(rows, index))
+    if at < len(rows) and int(rows[at]) == index:
+        return at // size + 1
+    return None
+
+
 def render_message_table(
-    counted: CountedChat, result: TrimResult, problems: ProblemsByProvider
+    counted: CountedChat,
+    result: TrimResult,
+    problems: ProblemsByProvider,
+    key: str = "pg-table",
 ) -> None:
     """The message table (decision, round, role, tokens, problems, preview) with a filter.
 
     The filter runs over the whole chat; the table shows one page of
     :data:`TABLE_PAGE_ROWS` rows of what it keeps, so a rerun costs the same whatever the
-    chat's length.
+    chat's length. A click on a row selects its message for the inspector
+    (:mod:`ctxlab.ui.message_selection`), whatever order the user sorted the table into; a
+    message selected elsewhere (the round map, the typed number) opens its page once.
     """
     codes = figures.decision_codes(counted, result.decisions)
     present = [d.value for i, d in enumerate(figures.DECISIONS) if (codes == i).any()]
@@ -326,12 +401,14 @@ def render_message_table(
     start, stop = 0, len(rows)
     if len(rows) > TABLE_PAGE_ROWS:
         pages = -(-len(rows) // TABLE_PAGE_ROWS)
+        page_key = f"table-page.{'.'.join(shown)}.{pages}"
+        index, selection = message_selection.current(counted)
+        if selection is not None and st.session_state.get(_TABLE_OPENED) != selection:
+            st.session_state[_TABLE_OPENED] = selection
+            if selection.source != "table" and (wanted := page_of(rows, index)) is not None:
+                st.session_state[page_key] = wanted
         page = st.number_input(
-            f"Page (of {pages:,}, {TABLE_PAGE_ROWS:,} messages each)",
-            1,
-            pages,
-            1,
-            key=f"table-page.{'.'.join(shown)}.{pages}",
+            f"Page (of {pages:,}, {TABLE_PAGE_ROWS:,} messages each)", 1, pages, key=page_key
         )
         start, stop = page_bounds(len(rows), int(page))
         st.caption(f"Showing rows {start + 1:,}–{stop:,} of {len(rows):,}")
@@ -342,15 +419,50 @@ def render_message_table(
     if flagged:
         messages = counted.messages
         view["problems"] = [", ".join(flagged.get(messages[i].id, ())) for i in picked]
-    st.dataframe(view, hide_index=True, height=420, width="stretch")
+    # Keyed by what the table shows: a row position means one message only within one view.
+    table_key = f"{key}.{'.'.join(shown)}.{start}"
+    st.dataframe(
+        view,
+        hide_index=True,
+        height=420,
+        width="stretch",
+        key=table_key,
+        on_select=functools.partial(message_selection.on_table_select, table_key, counted, picked),
+        selection_mode="single-row",
+    )
+    st.caption("Click a row to read that message in the inspector below.")
+
+
+READER_KEY = "reader-index"
+"""Widget key of the message inspector's typed number."""
 
 
 def render_message_reader(
     counted: CountedChat, result: TrimResult, problems: ProblemsByProvider
 ) -> None:
-    """Pick a message by position and read it in full, with every provider's problems with it."""
+    """The message inspector: the selected message (:mod:`ctxlab.ui.message_selection`: a
+    click on the round map or the message table, or its number typed here) in full, with every
+    provider's problems with it."""
     n = len(counted)
-    index = int(st.number_input(f"Message # (0–{n - 1})", 0, max(n - 1, 0), 0, key="reader-index"))
+    index, selection = message_selection.current(counted)
+    # The widget shows the one selected message, whoever selected it.
+    st.session_state[READER_KEY] = index
+    st.number_input(
+        f"Message # (0–{n - 1})",
+        0,
+        max(n - 1, 0),
+        key=READER_KEY,
+        on_change=message_selection.on_number_change,
+        args=(READER_KEY, counted),
+    )
+    if selection is not None and selection.span is not None:
+        first, stop = selection.span
+        low, high = counted.round_containing(first), counted.round_containing(stop - 1)
+        rounds = f"round {low:,}" if low == high else f"rounds {low:,}–{high:,}"
+        notices.caption(
+            f"The round map block you clicked holds messages {first:,}–{stop - 1:,} ({rounds}): "
+            "this is its first message. Pick another of them in the table or by number."
+        )
     message = counted.messages[index]
     decision = result.decisions[message.id].value
     st.text(
@@ -537,6 +649,17 @@ COMPARE_MONEY = ("cost per call", "cost per session", "cost per session, prompt 
 """The money columns of :func:`compare_frame`, written by :func:`ctxlab.pricing.format_usd`."""
 
 
+def saved_percent(result: TrimResult) -> float | None:
+    """Tokens saved as a % of the chat, to 0.1; None when no conversation message is sent
+    (sending nothing is not a saving) and 0.0 for an empty chat."""
+    before = result.tokens_before
+    if not before:
+        return 0.0
+    if not sends_conversation(result):
+        return None
+    return round((before - result.tokens_after) / before * 100, 1)
+
+
 def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     """One line per configuration: tokens sent, saved %, cost per call and per session (money
     as text, ``$1,234.50``), fact retention %, decision counts and problems per provider.
@@ -547,15 +670,12 @@ def compare_frame(rows: Sequence[CompareRow]) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     for row in rows:
         result = row.result
-        before = result.tokens_before
         counts = result.decision_counts()
         records.append(
             {
                 "configuration": row.label,
                 "tokens sent": result.tokens_after,
-                "saved %": round((before - result.tokens_after) / before * 100, 1)
-                if before
-                else 0.0,
+                "saved %": saved_percent(result),
                 "cost per call": format_usd(row.cost_per_call),
                 "cost per session": format_usd(row.session_cost),
                 "cost per session, prompt cache": format_usd(row.session_cost_cached),

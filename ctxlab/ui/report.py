@@ -102,6 +102,9 @@ class Report:
     model: str
     sections: tuple[Section, ...]
     created: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    conversation: str | None = None
+    """Which conversation of a multi-conversation file the report is about (None: the file
+    holds one, or the caller does not know)."""
 
 
 def _shorten(rows: Sequence[tuple[Cell, ...]]) -> tuple[tuple[tuple[Cell, ...], ...], int]:
@@ -225,7 +228,14 @@ def _cell_html(value: Cell) -> str:
         return f'<td class="n">{value:,}</td>'
     if isinstance(value, float):
         return f'<td class="n">{value:,.4g}</td>'
-    return f"<td>{html.escape(visible(value))}</td>"
+    text = visible(value)
+    # Short values (a role, a decision, an id) never break; long text wraps anywhere.
+    wide = " class='t'" if len(text) > LONG_CELL else ""
+    return f"<td{wide}>{html.escape(text)}</td>"
+
+
+LONG_CELL = 24
+"""A text cell longer than this wraps; shorter ones stay on one line ("assistant")."""
 
 
 def _table_html(table: Table) -> str:
@@ -243,8 +253,8 @@ def _table_html(table: Table) -> str:
         f"<p class='caption'>{html.escape(visible(table.caption))}</p>" if table.caption else ""
     )
     return (
-        f"{caption}<table class='data'><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f"{caption}<div class='scroll'><table class='data'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -256,12 +266,17 @@ h1 { margin-bottom: .2rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #
 table { border-collapse: collapse; margin: .6rem 0; }
 table.facts th { text-align: left; padding: .2rem 1.2rem .2rem 0; font-weight: 600; }
 table.facts td { padding: .2rem 0; white-space: pre-wrap; }
-table.data { width: 100%; font-size: .9rem; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.data { min-width: 100%; font-size: .9rem; }
 table.data th, table.data td { border: 1px solid #d0d7de; padding: .25rem .4rem; text-align: left;
        vertical-align: top; }
-table.data td { max-width: 36rem; overflow-wrap: anywhere; }
+table.data th { white-space: nowrap; }
+table.data td { white-space: nowrap; }
+table.data td.t { white-space: normal; min-width: 16rem; max-width: 36rem;
+       overflow-wrap: anywhere; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.gap td { text-align: center; color: #57606a; font-style: italic; background: #f6f8fa; }
+@media print { .scroll { overflow: visible; } table.data { font-size: .75rem; } }
 .note { background: #fff8c5; border-left: 4px solid #d4a72c; padding: .5rem .8rem; }
 """
 
@@ -287,8 +302,13 @@ def report_html(report: Report) -> str:
             inlined = True
         parts.extend(_table_html(t) for t in section.tables)
     title = html.escape(visible(report.title))
+    conversation = (
+        f" · conversation: <b>{html.escape(visible(report.conversation))}</b>"
+        if report.conversation
+        else ""
+    )
     meta = (
-        f"Chat: <b>{html.escape(visible(report.chat))}</b> · model: "
+        f"Chat: <b>{html.escape(visible(report.chat))}</b>{conversation} · model: "
         f"<b>{html.escape(visible(report.model))}</b> · made with ctxlab on "
         f"{html.escape(report.created)}"
     )
@@ -343,15 +363,27 @@ def _trim_section(
 
 
 def playground_report(
-    chat: str, model: str, counted: CountedChat, strategy: Strategy, result: TrimResult
+    chat: str,
+    model: str,
+    counted: CountedChat,
+    strategy: Strategy,
+    result: TrimResult,
+    *,
+    conversation: str | None = None,
 ) -> Report:
     """The Playground's view: the strategy, its parameters, metrics, round map and decisions."""
     return Report(
-        f"ctxlab report: {type(strategy).title} on {chat}",
+        f"ctxlab report: {type(strategy).title} on {_named(chat, conversation)}",
         chat,
         model,
         (_trim_section("Configuration and result", counted, strategy, result, model),),
+        conversation=conversation,
     )
+
+
+def _named(chat: str, conversation: str | None) -> str:
+    """The chat as a report's title names it: ``session.jsonl, conversation 2``."""
+    return f"{chat}, conversation {conversation}" if conversation else chat
 
 
 def compare_report(
@@ -362,6 +394,7 @@ def compare_report(
     metrics: pd.DataFrame,
     *,
     notes: tuple[str, ...] = (),
+    conversation: str | None = None,
 ) -> Report:
     """Compare's view: the metrics table, then each configuration with a round map on one
     shared axis (the chat's tokens) and its decisions."""
@@ -371,7 +404,13 @@ def compare_report(
         _trim_section(label, counted, strategy, result, model, x_range=shared)
         for label, strategy, result in configurations
     )
-    return Report(f"ctxlab comparison on {chat}", chat, model, tuple(sections))
+    return Report(
+        f"ctxlab comparison on {_named(chat, conversation)}",
+        chat,
+        model,
+        tuple(sections),
+        conversation=conversation,
+    )
 
 
 def last_call(rep: Replay, counter: TokenCounter, messages: Sequence[Message]) -> CallView:
@@ -394,6 +433,7 @@ def replay_report(
     budget: int | None,
     *,
     last: CallView | None = None,
+    conversation: str | None = None,
 ) -> Report:
     """Replay's view: the strategy, session totals, tokens and cost per call, every call, and
     (``last``, from :func:`last_call`) the round map and decisions of the last call."""
@@ -450,4 +490,10 @@ def replay_report(
                 tables=(decisions_table(counted, decisions),),
             )
         )
-    return Report(f"ctxlab replay: {type(strategy).title} on {chat}", chat, model, tuple(sections))
+    return Report(
+        f"ctxlab replay: {type(strategy).title} on {_named(chat, conversation)}",
+        chat,
+        model,
+        tuple(sections),
+        conversation=conversation,
+    )

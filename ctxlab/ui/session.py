@@ -31,6 +31,7 @@ from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError
 from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_chat_file
 from ctxlab.formats import LoadedChat as FileChat
+from ctxlab.hosting import HostingSettings
 from ctxlab.model import Message
 from ctxlab.plural import plural
 from ctxlab.pricing import format_usd
@@ -55,11 +56,13 @@ __all__ = [
     "build_or_error",
     "check_size",
     "content_key",
+    "hosting_settings",
     "load_source",
     "load_source_file",
     "opening_caption",
     "opening_query",
     "params_to_query",
+    "pasted_bytes",
     "sidebar",
     "strategy_params",
     "sync_url",
@@ -217,7 +220,8 @@ def load_source_file(
     tool definitions, billed usage and warnings.
 
     Args:
-        data: the file's bytes or the pasted text.
+        data: the file's bytes or the pasted text (read as the chat itself: text that names a
+            file on the server is not a chat, and is refused like any other text).
         name: the display name used in error messages.
         conversation: which conversation of a multi-conversation file (None: the first).
         limit_mb: refuse data over this many MB (None: no limit).
@@ -228,6 +232,8 @@ def load_source_file(
     """
     if limit_mb is not None:
         check_size(data, name, limit_mb)
+    if isinstance(data, str):  # text is the chat itself, never a path (see pasted_bytes)
+        data = pasted_bytes(data)
     loaded = load_chat_file(data, name=name, conversation=conversation)
     if not loaded.messages:
         raise CtxlabError(f"{name}: the chat holds no messages")
@@ -407,19 +413,22 @@ def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: st
 _CONVERSATIONS = "ctx.conversations"
 
 
-def _conversation_picker(data: bytes | str, name: str, key: str) -> str | None:
+def _conversation_picker(
+    data: bytes | Callable[[], bytes], name: str, key: str, fingerprint: object = None
+) -> str | None:
     """A picker when the source holds several conversations; the chosen id (None: the first).
 
     The list is read once per source, not on every rerun (listing reads the whole file): an
-    upload's ``key`` holds its file id; pasted text is told apart by its length and hash.
+    upload's ``key`` holds its file id; pasted text is told apart by its ``fingerprint``, and
+    its bytes (``data`` as a function) are only made when the list is read.
     """
-    marker = (key, name, len(data), hash(data) if isinstance(data, str) else None)
+    marker = (key, name, fingerprint if callable(data) else len(data))
     held = st.session_state.get(_CONVERSATIONS)
     if held is not None and held[0] == marker:
         conversations = held[1]
     else:
         try:
-            conversations = list_conversations(data, name=name)
+            conversations = list_conversations(data() if callable(data) else data, name=name)
         except CtxlabError:
             conversations = []  # load_chat reports the problem
         st.session_state[_CONVERSATIONS] = (marker, conversations)
@@ -768,9 +777,38 @@ def _paste_panel() -> None:
     except CtxlabError as exc:
         notices.error(str(exc), where=side)
         return
-    conversation = _conversation_picker(text, "pasted chat", key="ctx.conv.paste")
+    conversation = _conversation_picker(
+        lambda: pasted_bytes(text),
+        PASTED,
+        key="ctx.conv.paste",
+        fingerprint=(len(text), hash(text)),
+    )
     if side.button("Load pasted chat", key="ctx.paste_load", type="primary"):
-        _try_load(text, PASTED, conversation, prefix="paste")
+        try:
+            data = pasted_bytes(text)
+        except CtxlabError as exc:
+            st.session_state[ERROR] = str(exc)
+            return
+        _try_load(data, PASTED, conversation, prefix="paste")
+
+
+def pasted_bytes(text: str) -> bytes:
+    """Pasted text as the bytes a chat is read from: only ever text, never a path.
+
+    :func:`ctxlab.formats.load_chat` reads a ``str`` naming an existing file or folder from
+    disk (a convenience for Python callers); bytes are always parsed as the chat itself, so a
+    pasted path is as much "not a chat" as any other text and says nothing about the server's
+    files.
+
+    Raises:
+        CtxlabError: the text holds an unpaired surrogate (it cannot be UTF-8).
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CtxlabError(
+            f"{PASTED}: the text holds an unpaired surrogate at character {exc.start}"
+        ) from None
 
 
 def strategy_params(
@@ -887,13 +925,27 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def api_key_default() -> str:
-    """The key from ``st.secrets`` or ``OPENAI_API_KEY``; "" when neither has one."""
-    try:
-        value = st.secrets.get("OPENAI_API_KEY")
-    except Exception:  # st.secrets raises when no secrets.toml exists, even for .get
-        value = None
-    return str(value or os.environ.get("OPENAI_API_KEY", ""))
+def secret_settings() -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
+    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+    from ctxlab.hosting import SETTING_NAMES
+
+    found: dict[str, object] = {}
+    for name in SETTING_NAMES:
+        try:
+            value = st.secrets.get(name)
+        except Exception:  # no secrets.toml, or one that does not parse: no secrets
+            return {}
+        if isinstance(value, str | bool | int):
+            found[name] = value
+    return found
+
+
+def hosting_settings() -> HostingSettings:
+    """The operator's hosting settings: ``.streamlit/secrets.toml``, then the environment."""
+    from ctxlab.hosting import read_settings
+
+    return read_settings(os.environ, secret_settings())
 
 
 ProgressCallback = Callable[[int, int], None]

@@ -19,6 +19,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ctxlab.ui.figures import TAIL_NOTE
+
 STRIP_HEIGHT_PX = 56
 _BORDER = {"dash": "dashed", "dot": "dotted", "dashdot": "dashed"}
 _TAG = re.compile(r"<[^>]*>")
@@ -45,13 +47,16 @@ class Layer:
 
 @dataclass(frozen=True, slots=True)
 class Marker:
-    """A vertical line at ``x`` tokens (a budget or window line), labelled ``text``."""
+    """A budget or window line at ``x`` tokens, labelled ``text``; ``x`` is None when the line
+    lies left of the strip (off scale: the label says so with an arrow and no line is drawn).
+    ``left_end`` says the label starts at the strip's left end (else it ends at the right)."""
 
-    x: float
+    x: float | None
     colour: str
     dash: str
     text: str
-    right_of: bool
+    left_end: bool
+    hover: str = ""
 
 
 def _exact(x: float) -> str:
@@ -85,22 +90,24 @@ def _layers(fig: go.Figure) -> Iterator[Layer]:
 
 
 def _markers(fig: go.Figure) -> list[Marker]:
-    """The figure's vertical lines across the strip, with the annotation placed at each."""
-    notes = {(n.x, n.yref): n for n in fig.layout.annotations if n.xref == "x"}
+    """The figure's budget and window lines across the strip, in label-row order: one per
+    line label :func:`ctxlab.ui.figures.tail_marks` wrote on the first strip."""
+    dashes = {
+        float(shape.x0): str(shape.line.dash or "solid")
+        for shape in fig.layout.shapes
+        if shape.type == "line" and shape.xref == "x" and shape.x0 == shape.x1
+    }
     out = []
-    for shape in fig.layout.shapes:
-        if shape.type != "line" or shape.xref != "x" or shape.x0 != shape.x1:
+    for note in fig.layout.annotations:
+        if note.name != TAIL_NOTE or note.xref != "x":
             continue
-        note = notes.get((shape.x0, "y domain"))
-        out.append(
-            Marker(
-                x=float(shape.x0),
-                colour=str(shape.line.color or "#000"),
-                dash=str(shape.line.dash or "solid"),
-                text=str(note.text) if note is not None else "",
-                right_of=note is not None and note.xanchor == "left",
-            )
-        )
+        colour = str(note.font.color or "#000") if note.font is not None else "#000"
+        text = str(note.text).replace("<br>", " ")  # HTML wraps the label where it must
+        if note.showarrow:
+            x = float(note.x)
+            out.append(Marker(x, colour, dashes.get(x, "solid"), text, note.xanchor == "left"))
+        else:
+            out.append(Marker(None, colour, "solid", text, True, str(note.hovertext)))
     return out
 
 
@@ -136,22 +143,27 @@ def strip_html(fig: go.Figure, *, height_px: int = STRIP_HEIGHT_PX) -> str:
 
     title = _title_text(fig.layout.title)
     parts = [
-        '<figure style="margin:0 0 1rem 0">',
+        f'<figure data-strip="{html.escape(title or "round map")}" style="margin:0 0 1rem 0">',
         f'<figcaption style="font-weight:600;margin-bottom:0.25rem">{html.escape(title)}'
         "</figcaption>"
         if title
         else "",
     ]
     markers = _markers(fig)
+    row_em = 1.5
+    # Each label gets its own row (as on the Plotly map), starting at the strip's nearer end
+    # and wrapping rather than running out of the strip in a narrow column.
     labels = "".join(
-        f'<span style="position:absolute;left:{pct(m.x)};'
-        f"transform:translateX({'0' if m.right_of else '-100%'});white-space:nowrap;"
+        f'<span data-strip-label title="{html.escape(m.hover or m.text)}" '
+        f'style="position:absolute;top:{k * row_em}em;'
+        f"{'left:0' if m.left_end else 'right:0'};max-width:100%;"
         f'padding:0 4px;color:{html.escape(m.colour)}">{html.escape(m.text)}</span>'
-        for m in markers
+        for k, m in enumerate(markers)
         if m.text
     )
     parts.append(
-        f'<div style="position:relative;height:1.4em;font-size:0.85em">{labels}</div>'
+        f'<div style="position:relative;height:{len(markers) * row_em}em;font-size:0.85em">'
+        f"{labels}</div>"
         if labels
         else ""
     )
@@ -175,21 +187,24 @@ def strip_html(fig: go.Figure, *, height_px: int = STRIP_HEIGHT_PX) -> str:
         f"left:{pct(m.x)};border-left:2px {_BORDER.get(m.dash, 'solid')} "
         f'{html.escape(m.colour)}"></div>'
         for m in markers
+        if m.x is not None
     )
     parts.append("</div>")
     axis = _title_text(fig.layout.xaxis.title)
     # The first round starts at 0; a block before it (the tool definitions) sits at negative x.
     start = max(low, 0.0)
     parts.append(
-        '<div style="position:relative;height:1.4em;font-size:0.8em;opacity:0.75">'
-        f'<span style="position:absolute;left:{pct(start)}">'
-        f"{start:,.0f}</span>"
-        f'<span style="position:absolute;left:50%;transform:translateX(-50%);'
-        f'white-space:nowrap">{html.escape(axis)}</span>'
-        f'<span style="position:absolute;right:0">{high:,.0f} tokens</span></div>'
+        # the axis ends, then its title on a line of its own: side by side they overlap in
+        # a narrow column
+        '<div style="display:flex;justify-content:space-between;font-size:0.8em;opacity:0.75;'
+        f'padding-left:{pct(start)}"><span data-strip-label>{start:,.0f}</span>'
+        f"<span data-strip-label>{high:,.0f} tokens</span></div>"
+        '<div style="text-align:center;font-size:0.8em;opacity:0.75">'
+        f"<span data-strip-label>{html.escape(axis)}</span></div>"
     )
     legend = "".join(
-        f'<span style="white-space:nowrap;margin-right:1rem"><span style="display:inline-block;'
+        '<span data-strip-label style="white-space:nowrap;margin-right:1rem;'
+        f'display:inline-block"><span style="display:inline-block;'
         f"width:0.8em;height:0.8em;margin-right:0.3em;vertical-align:-0.05em;"
         f'background:{html.escape(layer.colour)}"></span>{html.escape(layer.name)}</span>'
         for layer in layers

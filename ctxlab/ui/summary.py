@@ -7,6 +7,13 @@ shared cache). The offline summarizer is free and deterministic, so it runs on e
 The API key lives only in this session's server-side state, moved out of the password box as soon
 as it is entered (or comes from ``st.secrets`` /
 ``OPENAI_API_KEY``); it is never written to the URL, a download, the page or a log.
+
+Which key a call uses follows :mod:`ctxlab.hosting`: a key the visitor typed goes where they
+point it; the server's key only to the endpoints the operator listed (any endpoint in the local
+profile). Elsewhere the panel says that this endpoint needs the visitor's own key and the
+backend refuses without sending anything. In the hosted profile the client connects only to
+public addresses (checked where it connects), and errors of endpoints the operator did not list
+quote no reply text: a visitor cannot read a server's answers through the app.
 """
 
 from __future__ import annotations
@@ -16,11 +23,12 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ctxlab.errors import CtxlabError, SummarizerError
+from ctxlab.hosting import address_policy, choose_key, literal_address_refusal
 from ctxlab.strategies import Strategy, TrimResult
 from ctxlab.summarizers import Summarizer, SummaryRequest, SummaryResponse
 from ctxlab.summarizers.scripted import PLACEHOLDER, PreviewSummarizer
 from ctxlab.ui import notices
-from ctxlab.ui.session import Workspace, api_key_default, run_scope
+from ctxlab.ui.session import Workspace, hosting_settings, run_scope
 from ctxlab.ui.text import markdown_literal
 
 __all__ = [
@@ -81,12 +89,14 @@ def _draw_backend() -> Backend:
     if kind.startswith("Offline"):
         offline: Summarizer = summarizers.OfflineSummarizer()
         return Backend(offline, automatic=True, label="offline")
+    settings = hosting_settings()
+    for problem in settings.problems:
+        notices.warning(f"Hosting setting ignored: {problem}", where=side)
     base_url = side.text_input(
-        "Base URL", key="ctx.base_url", placeholder="https://api.openai.com/v1"
+        "Base URL", key="ctx.base_url", placeholder=settings.default_endpoint.url
     )
     model = side.text_input("Summarizer model", "gpt-4o-mini", key="ctx.sum_model")
-    default_key = api_key_default()
-    held = st.session_state.get(_KEY_HELD)
+    held = str(st.session_state.get(_KEY_HELD) or "")
     side.text_input(
         "API key",
         type="password",
@@ -96,24 +106,55 @@ def _draw_backend() -> Backend:
         placeholder=(
             "a key is set for this session"
             if held
-            else "from OPENAI_API_KEY / secrets"
-            if default_key
+            else "optional for the server's endpoints"
+            if settings.has_server_key
             else "sk-…"
         ),
     )
     if held:
         side.caption("A key you entered is set for this session.")
         side.button("Forget the key", key="ctx.forget_key", on_click=_forget_key)
-    api_key = held or default_key or None
-    label = f"{model} at {base_url or 'OpenAI'}"
+    try:
+        choice = choose_key(settings, base_url, held, model)
+    except SummarizerError as exc:
+        return _unavailable(str(exc), f"{model} at an invalid base URL")
+    label = f"{model} at {choice.endpoint.where}"
+    policy = address_policy(settings)
+    refusal = choice.refusal or literal_address_refusal(choice.endpoint, policy)
+    if refusal is not None:
+        return _unavailable(refusal, label)
+    if choice.source == "none" and choice.endpoint.host == "api.openai.com":
+        return _unavailable(
+            "no OpenAI API key: enter your key (the server holds none; set OPENAI_API_KEY or "
+            "secrets.toml to give it one)",
+            label,
+        )
+    side.caption(markdown_literal(choice.describe()))
+    if settings.hosted:
+        side.caption(
+            "Hosted server: its key goes only to the endpoints its operator listed, and "
+            "private addresses are " + ("allowed." if settings.allow_private else "not called.")
+        )
+    listed = choice.endpoint in settings.key_endpoints
     try:
         real: Summarizer = summarizers.OpenAISummarizer(
-            model, base_url=base_url or None, api_key=api_key
+            model,
+            base_url=choice.endpoint.url,
+            api_key=choice.key or summarizers.NO_KEY_NEEDED,
+            # The operator's own endpoints go through the ordinary client (their proxies apply);
+            # any other is connected to directly, each address checked where it connects.
+            address_policy=None if settings.allow_private or listed else policy,
+            quote_replies=not settings.hosted or listed,
         )
     except SummarizerError as exc:
-        notices.error(str(exc), where=side)
-        return Backend(Unavailable(str(exc)), automatic=False, label=label)
+        return _unavailable(str(exc), label)
     return Backend(real, automatic=False, label=label)
+
+
+def _unavailable(reason: str, label: str) -> Backend:
+    """A backend that refuses with ``reason`` when run (no request is ever sent), shown now."""
+    notices.error(reason, where=st.sidebar)
+    return Backend(Unavailable(reason), automatic=False, label=label)
 
 
 # The typed key moves from the password box into this server-side session entry and the box is

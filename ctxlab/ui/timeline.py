@@ -21,7 +21,7 @@ from ctxlab.provider_usage import UsageComparison, compare_usage
 from ctxlab.replay import COLUMNS, Replay, ReplayRow, replay
 from ctxlab.strategies import Decision, Strategy
 from ctxlab.summarizers import Summarizer
-from ctxlab.ui import binned_map, figures, insights_view, notices
+from ctxlab.ui import binned_map, checks_view, figures, insights_view, notices
 from ctxlab.ui.session import Workspace, apply_params
 from ctxlab.ui.strip import strip_html
 from ctxlab.ui.summary import Backend
@@ -543,10 +543,20 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     except (CtxlabError, IndexError, ValueError) as exc:
         notices.error(str(exc))
         return
+    stop = row.message_index
+    checks_view.render_sends_nothing(
+        strategy.sends_nothing(
+            ws.chat.messages[:stop],
+            ws.counter,
+            context,
+            window=ws.model_info.input_room if ws.model_info is not None else None,
+        ),
+        key="replay-empty",
+        apply=lambda changes: apply_params("", strategy.name, ws.chat.slot, changes, ws),
+    )
     insights_view.render_provider_badges(
         context.messages, key="replay-ctx", counter=ws.counter, model=ws.model_info
     )
-    stop = row.message_index
     if binned_map.wants_bins(ws.counted, stop):
         # Thousands of rounds: the binned map costs a pass over the prefix's decisions only.
         codes = binned_map.decision_codes(

@@ -15,15 +15,40 @@ from plotly.subplots import make_subplots
 
 from ctxlab.catalog import ModelInfo
 from ctxlab.recommend import Recommendation, SessionPoint
-from ctxlab.ui.figures import DECISION_COLOURS, FONT_SIZE, WINDOW_COLOUR
+from ctxlab.strategies import Strategy
+from ctxlab.summarizers import OfflineSummarizer, Summarizer
+from ctxlab.ui.figures import (
+    DECISION_COLOURS,
+    FONT_SIZE,
+    OFF_SCALE_UP,
+    WINDOW_COLOUR,
+    fit_axis,
+    off_scale,
+)
+from ctxlab.ui.summary import Backend
 
-__all__ = ["QUESTION_LABELS", "recommendation_figure"]
+__all__ = ["QUESTION_LABELS", "recommendation_figure", "sweep_summarizer"]
 
 QUESTION_LABELS = {
     "fits-and-keeps-facts": "Smallest value that fits the window and keeps the facts",
     "cheapest": "Cheapest session with the prompt cache (that fits and keeps the facts)",
 }
 _RECOMMEND_COLOUR = "#2e7d32"
+
+
+def sweep_summarizer(cls: type[Strategy], backend: Backend | None) -> tuple[Summarizer | None, str]:
+    """The summarizer a sweep of ``cls`` runs with, and its name for the caption.
+
+    None for a strategy that does not summarize. Otherwise the sidebar's backend when it runs
+    without a button press (the offline one), else the offline summarizer: a sweep summarizes
+    at every value, so it never calls an endpoint, and it never uses placeholders (a placeholder
+    keeps no facts, which would make every value that summarizes look useless).
+    """
+    if not cls.uses_summarizer:
+        return None, ""
+    if backend is not None and backend.automatic:
+        return backend.summarizer, backend.label
+    return OfflineSummarizer(), "offline"
 
 
 def recommendation_figure(
@@ -41,7 +66,7 @@ def recommendation_figure(
     is a vertical line through all three. Every axis is titled."""
     titles = (
         "Largest call of the session",
-        "Facts kept at the last call",
+        "Facts kept in the context sent for the whole chat",
         "Session cost with the prompt cache",
     )
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, subplot_titles=titles)
@@ -70,7 +95,12 @@ def recommendation_figure(
             col=1,
         )
         fig.update_yaxes(title_text=name, rangemode="tozero", row=row, col=1)
-    if model is not None:
+    largest = max([p.largest_call for p in points], default=0)
+    window_shown = model is not None and not off_scale(model.context_window, largest)
+    # The axis fits the calls: a window far above them would flatten the curve against 0.
+    top_calls = fit_axis(largest, [model.context_window] if model is not None else [])
+    fig.update_yaxes(range=[0, top_calls], row=1, col=1)
+    if model is not None and window_shown:
         fig.add_hline(
             y=model.context_window,
             line={"color": WINDOW_COLOUR, "dash": "dot", "width": 2},
@@ -79,10 +109,24 @@ def recommendation_figure(
             row=1,
             col=1,
         )
+    elif model is not None:
+        fig.add_annotation(
+            text=f"{OFF_SCALE_UP}{model.window_label()} (off scale, above every call)",
+            xref="x domain",
+            yref="y domain",
+            # top left: the curves rise with the value, so that corner stays clear
+            x=0.0,
+            y=1.0,
+            xanchor="left",
+            yanchor="top",
+            showarrow=False,
+            font={"size": FONT_SIZE, "color": WINDOW_COLOUR},
+        )
     fig.add_hline(
         y=100 * min_facts,
         line={"color": DECISION_COLOURS["pinned"], "dash": "dot", "width": 2},
         annotation_text=f"keep at least {min_facts:.0%}",
+        annotation_position="top left",  # the right end is where the facts curve reaches 100%
         annotation_font_size=FONT_SIZE,
         row=2,
         col=1,
@@ -92,7 +136,7 @@ def recommendation_figure(
     if recommendation is not None and recommendation.point is not None:
         value = recommendation.point.value
         tops = (
-            max([p.largest_call for p in points] + [model.context_window if model else 0]),
+            top_calls,
             100.0,
             max([p.cost_with_cache or 0.0 for p in points]),
         )
