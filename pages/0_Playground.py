@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import checks_view, insights_view, render, report
-from ctxlab.ui.session import apply_params
+from ctxlab.ui import checks_view, insights_view, notices, render, report
+from ctxlab.ui.session import apply_params, opening_caption
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
 
@@ -15,6 +15,9 @@ ws, strategy, backend = setup.ws, setup.strategy, setup.backend
 
 st.title("Playground")
 st.caption(f"{ws.strategy_cls.title}: {ws.strategy_cls.summary}")
+first_view = opening_caption(ws, setup.values)
+if first_view:
+    notices.caption(first_view)
 outcome = run(strategy, ws, backend)
 if outcome is None:
     st.stop()

@@ -6,6 +6,7 @@ import functools
 
 import streamlit as st
 
+from ctxlab.plural import plural
 from ctxlab.strategies import get_strategy_class, strategy_names
 from ctxlab.ui import binned_map, checks_view, compare_setup, insights_view, render, report
 from ctxlab.ui.session import apply_params, build_or_error, strategy_params
@@ -169,7 +170,7 @@ if len(differ) > compare_setup.DISAGREEMENT_ROWS:
             key="cmp.rows",
         )
     )
-st.caption(f"{len(differ):,} of {len(ws.counted):,} messages")
+st.caption(f"{len(differ):,} of {plural(len(ws.counted), 'message')}")
 st.dataframe(
     compare_setup.disagreement_window(
         ws.counted, [label for label, _ in labelled], columns, differ, first_row

@@ -19,8 +19,7 @@ from ctxlab.recommend import (
 )
 from ctxlab.strategies import parameters
 from ctxlab.ui import insights_view, notices, tune_view
-from ctxlab.ui.session import apply_params
-from ctxlab.ui.shell import PLAYGROUND, shared, switch_to
+from ctxlab.ui.shell import apply_and_open_playground, shared
 
 setup = shared()
 ws, strategy = setup.ws, setup.strategy
@@ -172,5 +171,4 @@ chosen = st.select_slider(
 )
 if st.button(f"Apply {info.spec.label} = {chosen:,g} in the Playground", type="primary"):
     value = int(chosen) if integer else chosen
-    apply_params("", strategy.name, ws.chat.slot, {name: value}, ws)
-    switch_to(PLAYGROUND)
+    apply_and_open_playground(ws, strategy.name, {name: value})

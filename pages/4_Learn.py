@@ -9,6 +9,7 @@ import streamlit as st
 
 from ctxlab.formats import FORMATS
 from ctxlab.model import Message
+from ctxlab.plural import plural
 from ctxlab.replay import replay
 from ctxlab.strategies import Decision, Strategy, TrimResult, build_strategy, get_strategy_class
 from ctxlab.summarizers import OfflineSummarizer
@@ -70,8 +71,8 @@ st.title("Learn: how chat context gets trimmed")
 st.markdown(
     "Every model call resends the whole conversation. When it grows past what the model "
     "accepts (or what you want to pay), something must go. The examples below use one small "
-    f"bakery-ops chat of {len(chat)} messages and the same engine as the other pages; the "
-    "sidebar's chat is not used here."
+    f"bakery-ops chat of {plural(len(chat), 'message')} and the same engine as the other "
+    "pages; the sidebar's chat is not used here."
 )
 
 st.header("1 · Tokens: what a budget counts")
@@ -128,10 +129,19 @@ dropping = build_strategy("window-drop", {"budget": budget})
 drop = dropping.apply(chat, counter)
 st.info(dropping.explanation)
 round_map(dropping, drop, "Projection: window drop at this budget (hover for why)", "learn-drop")
-st.caption(
-    f"Sends {drop.tokens_after:,} of {drop.tokens_before:,} tokens. The history still holds all "
-    f"{len(chat)} messages: move the slider right and the dropped rounds come back."
-)
+dropped = drop.decision_counts()[Decision.DROPPED]
+if dropped:
+    st.caption(
+        f"Sends {drop.tokens_after:,} of {drop.tokens_before:,} tokens, "
+        f"{plural(dropped, 'message')} dropped. The history still holds all "
+        f"{plural(len(chat), 'message')}: move the slider right and the dropped rounds come back."
+    )
+else:
+    st.caption(
+        f"Sends all {drop.tokens_after:,} tokens: at this budget nothing is dropped. The history "
+        f"holds all {plural(len(chat), 'message')}: move the slider left and the oldest rounds "
+        "go first."
+    )
 keep_recent = st.slider("Summarize: messages kept verbatim", 1, len(chat) - 2, 4, key="learn-keep")
 offline = OfflineSummarizer()
 summarizing = build_strategy(
@@ -140,10 +150,12 @@ summarizing = build_strategy(
 summarized = summarizing.apply(chat, counter, offline)
 left, right = st.columns(2)
 with left:
-    st.markdown(f"**The history before** ({len(chat)} messages)")
+    st.markdown(f"**The history before** ({plural(len(chat), 'message')})")
     st.dataframe(table()[["index", "role", "preview"]], hide_index=True, height=300)
 with right:
-    st.markdown(f"**The history after the replacement** ({len(summarized.messages)} messages)")
+    st.markdown(
+        f"**The history after the replacement** ({plural(len(summarized.messages), 'message')})"
+    )
     st.dataframe(
         pd.DataFrame(
             {
@@ -245,8 +257,8 @@ with cols[1]:
     title = f"Clear tool results: {cleared.tokens_after:,} tokens"
     round_map(clear, cleared, title, "learn-clear-map")
     st.caption(
-        f"{cleared.decision_counts()[Decision.CLEARED]:,} messages cleared; every call still "
-        "has its result, so the API accepts it."
+        f"{plural(cleared.decision_counts()[Decision.CLEARED], 'message')} cleared; every call "
+        "still has its result, so the API accepts it."
     )
 
 st.header("7 · Prompt caching: why dropping from the front can cost more")
@@ -270,7 +282,8 @@ for col, name, params in (
             width="stretch",
         )
         st.caption(
-            f"{len(rep.cache_break_turns())} cache breaks in {len(rep)} calls. On a chat this "
+            f"{plural(len(rep.cache_break_turns()), 'cache break')} in "
+            f"{plural(len(rep), 'call')}. On a chat this "
             "small nothing reaches OpenAI's 1,024-token minimum, so the Replay page on a real "
             "session shows the money."
         )

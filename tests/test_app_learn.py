@@ -74,3 +74,22 @@ def test_budget_slider_changes_the_window_drop_example() -> None:
     at.slider(key="learn-budget").set_value(40).run()
     assert not at.exception
     assert [c.value for c in at.caption] != before
+
+
+def test_section_three_says_nothing_is_dropped_at_the_largest_budget() -> None:
+    """Issue 23: at the largest budget the caption still said "the dropped rounds come back"."""
+    at = page("pages/4_Learn.py")
+    at.run()
+    assert not at.exception
+    slider = at.slider(key="learn-budget")
+    caption = next(c.value for c in at.caption if c.value.startswith("Sends "))
+    assert "dropped rounds come back" in caption and "messages dropped" in caption
+    slider.set_value(slider.max).run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if c.value.startswith("Sends "))
+    assert "nothing is dropped" in caption
+    assert "come back" not in caption
+    # counts read as English: "1 cache break", never "1 cache breaks"
+    texts = [c.value for c in at.caption]
+    assert not any(" 1 cache breaks" in t or t.startswith("1 cache breaks") for t in texts)
+    assert any(" in " in t and "call" in t for t in texts if "cache break" in t)

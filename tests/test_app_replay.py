@@ -59,7 +59,7 @@ def test_replay_shows_the_untrimmed_baseline_with_prompt_cache() -> None:
     at.run()
     assert not at.exception
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Session cost (untrimmed, with prompt cache)"].startswith("$")
+    assert labels["Cost, untrimmed + cache"].startswith("$")
     chart = next(c for c in at.get("plotly_chart") if "Cumulative cost" in c.proto.spec)
     assert "untrimmed, with prompt cache" in chart.proto.spec
 
@@ -90,3 +90,39 @@ def test_a_step_keeps_the_tokens_charts_data_revision_and_a_new_replay_changes_i
     rebuilt = _tokens_chart(at)
     assert rebuilt["layout"]["datarevision"] != revision
     assert rebuilt["data"] != first["data"]
+
+
+def test_replay_cost_labels_fit_a_quarter_of_the_page_and_explain_themselves() -> None:
+    """Issue 23: "Session cost (trimmed, with prompt cac…" was cut off."""
+    at = page("pages/2_Replay.py", chat=SAMPLES[0], strategy="window-drop")
+    at.run()
+    assert not at.exception
+    costs = [m for m in at.metric if m.label.startswith("Cost, ")]
+    assert [m.label for m in costs] == [
+        "Cost, trimmed",
+        "Cost, untrimmed",
+        "Cost, trimmed + cache",
+        "Cost, untrimmed + cache",
+    ]
+    assert all(len(m.label) <= 24 and m.help for m in at.metric if m.label.startswith("Cost"))
+
+
+def test_the_turn_caption_and_the_round_map_agree_on_the_chat_size() -> None:
+    """Issue 23: the map ended at 32,616 tokens while the caption said 32,619; the difference
+    is the reply priming, which the caption now names."""
+    from ctxlab.formats import load_chat_file
+    from ctxlab.replay import replay
+    from ctxlab.samples import sample_path
+    from ctxlab.strategies import build_strategy
+    from ctxlab.tokens import get_counter
+    from ctxlab.ui.timeline import turn_caption
+
+    counter = get_counter("gpt-4o")
+    messages = load_chat_file(sample_path("coding_agent_session")).messages
+    rep = replay(messages, build_strategy("window-drop", {"budget": 8000}), counter)
+    row = rep.rows[-1]
+    prefix = counter.counted(messages[: row.message_index])
+    caption = turn_caption(len(rep), row.message_index, row, prefix.reply_priming)
+    assert f"spans {prefix.prefix[-1]:,} of them" in caption  # the map's axis ends there
+    assert f"of {row.tokens_untrimmed:,} tokens" in caption
+    assert row.tokens_untrimmed == prefix.prefix[-1] + prefix.reply_priming

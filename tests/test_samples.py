@@ -242,6 +242,17 @@ def test_unknown_sample_name_lists_the_known_ones() -> None:
         sample_path("no-such-chat")
 
 
+def test_every_sample_has_a_title_a_person_would_give_it() -> None:
+    """Issue 23: "tau bench airline gpt4o task2 trial2 pass" is a file name, not a title."""
+    from ctxlab.samples import list_samples
+
+    for sample in list_samples():
+        stem_words = sample.name.replace("_", " ")
+        assert sample.title != stem_words, sample.name
+        assert sample.title[0].isupper(), sample.title
+        assert ":" in sample.title or "(" in sample.title, sample.title
+
+
 def test_only_regular_files_inside_the_samples_folder_are_samples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -52,8 +52,6 @@ TRUSTED = {
     "CONTEXT_VIEW_MESSAGES": "a constant",
     "counter.label": "the token counter's fixed label (model family, encoding)",
     "counted.reply_priming": "a count",
-    "turn": "a number input's value",
-    "row.message_index": "a count",
     "ws.model": "a model from the catalog (the selectbox offers only those)",
     "result.decisions['sys'].value": "a Decision enum value",
 }
@@ -95,6 +93,13 @@ def _untrusted_parts(node: ast.expr) -> list[str]:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len"
     ):
         return []  # a literal, or a count
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "plural"
+        and all(isinstance(arg, ast.Constant) for arg in node.args[1:])
+    ):
+        return []  # ctxlab.plural.plural: a number (formatted with ",") and fixed nouns
     text = ast.unparse(node)
     if text in TRUSTED:
         USED.add(text)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message
+from ctxlab.plural import share
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer, SummaryRequest
@@ -44,6 +45,7 @@ __all__ = [
     "describe_round",
     "nice_ceiling",
     "nice_fraction",
+    "nice_round_up",
     "param",
     "reasons_for",
     "round_decisions",
@@ -53,6 +55,7 @@ __all__ = [
     "suggested_for",
     "sweep_range_from_counts",
     "token_default",
+    "token_share_note",
 ]
 
 
@@ -416,6 +419,19 @@ def nice_fraction(total: int, fraction: float) -> int:
     return max(raw // scale * scale, 1)
 
 
+def nice_round_up(tokens: int) -> int:
+    """``tokens`` rounded up to two significant digits: a derived value that still holds
+    ``tokens``.
+
+    >>> nice_round_up(4317), nice_round_up(73_375), nice_round_up(42)
+    (4400, 74000, 42)
+    """
+    if tokens < 100:
+        return tokens
+    scale: int = 10 ** (len(str(tokens)) - 2)
+    return -(-tokens // scale) * scale
+
+
 WINDOW_SHARE = 0.75
 """The share of the model's input room a token parameter defaults to (see :func:`token_default`)."""
 
@@ -435,6 +451,33 @@ def token_default(chat_based: int, window: int | None) -> int:
     if window is None or window <= 0:
         return chat_based
     return min(chat_based, nice_fraction(window, WINDOW_SHARE))
+
+
+def token_share_note(
+    label: str, value: int, chat: CountedChat, window: int | None, shows: str
+) -> str:
+    """Why a token parameter opened at ``value`` (:meth:`Strategy.opening_note`'s words).
+
+    ``"budget 3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped"``; when
+    the model's room capped it (:func:`token_default`), the room is named instead.
+
+    >>> from ctxlab.counted import CountedChat
+    >>> chat = CountedChat((), (), 6_420)
+    >>> token_share_note("budget", 3_200, chat, None, "dropped")
+    'budget 3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped'
+    """
+    total = max(chat.total, 1)
+    capped = window is not None and window > 0 and value == nice_fraction(window, WINDOW_SHARE)
+    if capped and value < total:
+        return (
+            f"{label} {value:,} tokens: {WINDOW_SHARE:.0%} of the model's {window:,}-token "
+            f"room for a prompt (this chat has {total:,} tokens), so the request fits"
+        )
+    shown = share(value, total)
+    return (
+        f"{label} {value:,} tokens: {shown} of this {total:,}-token chat, "
+        f"so you see what is {shows}"
+    )
 
 
 SWEEP_FLOOR = 0.02
@@ -639,6 +682,16 @@ class Strategy:
         also serves strategies written before the argument existed.
         """
         return cls()
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        """Why the first view of ``chat`` uses this strategy's parameters: one clause the UI
+        shows under the settings while they are the ones :meth:`suggested` derived ("budget
+        3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped").
+
+        Called on the strategy :func:`suggested_for` returned, with the same ``window``. ""
+        (the default) says nothing; built-ins override it with the numbers they derived.
+        """
+        return ""
 
     def sweep_range(
         self, name: str, chat: CountedChat, window: int | None = None

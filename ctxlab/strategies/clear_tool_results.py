@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role, ToolCall
+from ctxlab.plural import plural
 from ctxlab.strategies.base import (
     Decision,
     EditSites,
@@ -30,6 +31,7 @@ from ctxlab.strategies.base import (
     param,
     reasons_for,
     token_default,
+    token_share_note,
 )
 
 if TYPE_CHECKING:
@@ -465,7 +467,24 @@ class ClearToolResults(Strategy):
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
+        # Keep the newest three results, but always leave at least one to clear.
+        results = _tool_result_count(chat)
         return cls(
             trigger_tokens=token_default(nice_fraction(chat.total, 0.5), window),
-            keep_tool_results=3,
+            keep_tool_results=min(3, max(results - 1, 0)),
         )
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        results = _tool_result_count(chat)
+        if results == 0:
+            return "this chat has no tool results, so there is nothing to clear"
+        trigger = token_share_note("trigger", self.trigger_tokens, chat, window, "cleared")
+        kept = plural(self.keep_tool_results, "tool result")
+        return f"{trigger}; the newest {kept} (of {results:,}) stay"
+
+
+def _tool_result_count(chat: CountedChat) -> int:
+    """How many tool results ``chat`` holds (computed once per counted chat)."""
+    return chat.derived(
+        ("clear_tool_results.count",), lambda c: sum(1 for m in c.messages if m.is_tool_result)
+    )

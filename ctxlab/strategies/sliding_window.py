@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Self
 from ctxlab.counted import CountedChat
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message
+from ctxlab.plural import plural, share
 from ctxlab.strategies.base import (
     Decision,
     Projection,
@@ -183,6 +184,17 @@ class SlidingWindow(Strategy):
         # Counts messages, not tokens: the model's window does not change the suggestion.
         non_system = len(chat) - chat.instruction_prefix()[0][len(chat)]
         return cls(window=max(min(20, non_system // 2), 1))
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        non_system = len(chat) - chat.instruction_prefix()[0][len(chat)]
+        if non_system <= self.window:
+            return ""
+        part = "half" if self.window == non_system // 2 else share(self.window, non_system)
+        return (
+            f"window {plural(self.window, 'message')}: {part} of this chat's {non_system:,} "
+            "messages "
+            "after the system prompt, so you see what is dropped"
+        )
 
 
 def _window_runs(n: int, start: int, pinned: Sequence[int]) -> list[tuple[int, Decision]]:

@@ -49,6 +49,7 @@ from ctxlab.strategies.base import (
     param,
     reasons_for,
     token_default,
+    token_share_note,
 )
 from ctxlab.summarizers import OfflineSummarizer, Summarizer, SummaryRequest
 from ctxlab.transcript import render_transcript
@@ -602,9 +603,14 @@ class Summarize(Strategy):
         return cls(
             SummarizeOptions(
                 trigger_token_budget=token_default(nice_fraction(chat.total, 0.6), window),
-                keep_recent_messages=6,
+                # six, but never the whole chat: a short chat still shows a summary
+                keep_recent_messages=min(6, max(len(chat) // 2, 1)),
             )
         )
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        trigger = self.options.trigger_token_budget
+        return token_share_note("trigger", trigger, chat, window, "summarized")
 
 
 def resummarization_risk(

@@ -27,10 +27,12 @@ from ctxlab.strategies.base import (
     check_params,
     nice_ceiling,
     nice_fraction,
+    nice_round_up,
     param,
     reasons_for,
     sends_conversation,
     token_default,
+    token_share_note,
 )
 
 if TYPE_CHECKING:
@@ -365,4 +367,31 @@ class TrimLast(Strategy):
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
-        return cls(max_tokens=token_default(nice_fraction(chat.total, 0.5), window))
+        # Half the chat (within the model's room); but with "start on a user message" that can
+        # keep nothing when the last user message starts further back (an agent session), so
+        # the budget grows to keep from that message, or the option is turned off when keeping
+        # from it would keep everything or not fit the room.
+        budget = token_default(nice_fraction(chat.total, 0.5), window)
+        plain = cls(max_tokens=budget)
+        plan = plain._plan(chat, len(chat))
+        if plan.end > plan.start or not chat.messages:
+            return plain
+        last_user = next(
+            (i for i in range(len(chat) - 1, -1, -1) if chat.messages[i].role is Role.USER), None
+        )
+        pinned = 1 if chat.messages[0].role.is_instruction else 0
+        if last_user is not None and last_user > pinned:
+            needed = chat.tokens(last_user) + (chat.counts[0] if pinned else 0)
+            roomy = window is None or needed <= nice_fraction(window, 0.75)
+            if roomy and needed < chat.total:
+                return cls(max_tokens=min(nice_round_up(needed), chat.total - 1))
+        return cls(max_tokens=budget, start_on_user=False)
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        note = token_share_note("limit", self.max_tokens, chat, window, "dropped")
+        if not self.start_on_user:
+            note += (
+                "; “Start on a user message” is off: from the last user message on, this chat "
+                "does not fit such a budget, so the option would send nothing"
+            )
+        return note

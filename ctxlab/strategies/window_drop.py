@@ -16,9 +16,11 @@ from ctxlab.strategies.base import (
     TrimResult,
     check_params,
     nice_fraction,
+    nice_round_up,
     param,
     run_decisions,
     token_default,
+    token_share_note,
 )
 from ctxlab.strategies.projection_columns import ProjectionColumns
 
@@ -258,4 +260,23 @@ class WindowDrop(Strategy):
 
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
-        return cls(budget=token_default(nice_fraction(chat.total, 0.5), window))
+        budget = token_default(nice_fraction(chat.total, 0.5), window)
+        if len(chat.starts) > 1:
+            # The newest round is always kept whole: a budget below it would show the chat
+            # over budget on first view (an agent's last turn is often most of its tokens).
+            newest = chat.tokens(chat.starts[-1])
+            if budget < newest < chat.total and (window is None or newest <= window):
+                budget = min(nice_round_up(newest), chat.total - 1)
+        return cls(budget=budget)
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        if len(chat.starts) <= 1:
+            return (
+                "this chat is one round (a single user message and everything after it), which "
+                "Window drop keeps whole: try Sliding window or Trim last to see a cut"
+            )
+        note = token_share_note("budget", self.budget, chat, window, "dropped")
+        newest = chat.tokens(chat.starts[-1])
+        if self.budget >= newest > nice_fraction(chat.total, 0.5):
+            note += f" (its newest round, always kept whole, is {newest:,} tokens)"
+        return note

@@ -18,6 +18,7 @@ import hashlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from ctxlab.formats import CallUsage, ToolDefinition, list_conversations, load_c
 from ctxlab.formats import LoadedChat as FileChat
 from ctxlab.hosting import HostingSettings
 from ctxlab.model import Message
+from ctxlab.plural import plural
 from ctxlab.pricing import format_usd
 from ctxlab.strategies import (
     Strategy,
@@ -45,7 +47,7 @@ from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
 from ctxlab.ui import notices
 from ctxlab.ui.text import markdown_literal, visible
-from ctxlab.ui.widgets import PARAMS_STATE, remember_params, strategy_widgets
+from ctxlab.ui.widgets import remember_params, remembered_params, strategy_widgets
 
 __all__ = [
     "LoadedChat",
@@ -57,6 +59,7 @@ __all__ = [
     "hosting_settings",
     "load_source",
     "load_source_file",
+    "opening_caption",
     "opening_query",
     "params_to_query",
     "pasted_bytes",
@@ -88,7 +91,9 @@ PERSISTENT = (
     "ctx.base_url",
     "ctx.sum_model",
 )
-RESERVED_QUERY = ("chat", "upload", "strategy", "model")
+RESERVED_QUERY = ("chat", "upload", "strategy", "model", "conv")
+CONV_QUERY = "conv"
+"""The URL entry naming the conversation of a file holding several."""
 ENCODINGS = ("o200k_base", "cl100k_base", "approx")
 MODEL_CHOICES: tuple[str, ...] = (*CATALOG.names(), *ENCODINGS)
 """The model picker's options: every catalog model (grouped by provider), then raw encodings."""
@@ -119,11 +124,31 @@ class LoadedChat:
     file: FileChat | None = field(default=None, repr=False)
     """What was read, as the shared chat cache holds it: a session holding this chat keeps it
     shared with every other session that opens the same chat."""
+    conversation: str | None = None
+    """Which conversation of a file holding several (its id; the URL's ``conv=``); None for a
+    file of one conversation."""
 
     @classmethod
-    def of(cls, file: FileChat, label: str, slot: str, sample: str | None = None) -> LoadedChat:
+    def of(
+        cls,
+        file: FileChat,
+        label: str,
+        slot: str,
+        sample: str | None = None,
+        conversation: str | None = None,
+    ) -> LoadedChat:
         """The UI's chat from what :func:`~ctxlab.formats.load_chat_file` read."""
-        return cls(file.messages, label, slot, sample, file.tools, file.usage, file.warnings, file)
+        return cls(
+            file.messages,
+            label,
+            slot,
+            sample,
+            file.tools,
+            file.usage,
+            file.warnings,
+            file,
+            conversation,
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -220,22 +245,57 @@ _CHATS: SharedWhileHeld[tuple[str, ...], FileChat] = SharedWhileHeld()
 and released with the last of them."""
 
 
-def _sample_messages(name: str) -> FileChat:
+def _sample_messages(name: str, conversation: str | None = None) -> FileChat:
     from ctxlab.samples import sample_path
 
     def read() -> FileChat:
         with st.spinner("Loading the sample chat…"):
-            return load_chat_file(sample_path(name), name=name)
+            return load_chat_file(sample_path(name), name=name, conversation=conversation)
 
-    return _CHATS.get_or_build(("sample", name), read)
+    return _CHATS.get_or_build(("sample", name, conversation or ""), read)
 
 
-def _folder_messages(path: str, mtime_ns: int) -> FileChat:
+def _folder_messages(path: str, mtime_ns: int, conversation: str | None = None) -> FileChat:
     """A chat of the server's chats folder, read once per file version while a session holds it
     (an edited file is read again)."""
     return _CHATS.get_or_build(
-        ("folder", path, str(mtime_ns)), lambda: load_chat_file(Path(path), name=Path(path).name)
+        ("folder", path, str(mtime_ns), conversation or ""),
+        lambda: load_chat_file(Path(path), name=Path(path).name, conversation=conversation),
     )
+
+
+LIST_CONVERSATIONS_MAX_MB = 20
+"""A named chat (sample or chats folder) larger than this opens its first conversation (or the
+link's ``conv=``) without a picker: listing its conversations reads the whole file once more."""
+
+
+@lru_cache(maxsize=64)
+def _listed_conversations(path: str, mtime_ns: int) -> tuple[tuple[str, str], ...]:
+    """The conversations of the file at ``path`` (its version ``mtime_ns``), read once."""
+    try:
+        return tuple(list_conversations(Path(path), name=Path(path).name))
+    except CtxlabError:
+        return ()  # reading the chat reports the problem
+
+
+def _named_conversations(name: str) -> tuple[tuple[str, str], ...]:
+    """The conversations of the sample or folder chat ``name``; () when it is generated, too
+    large to list, or unreadable."""
+    from ctxlab.samples import GENERATED, list_samples, sample_path
+
+    if name in GENERATED:
+        return ()
+    try:
+        if any(s.name == name for s in list_samples()):
+            path = sample_path(name)
+        else:
+            path = folder_chat(name).path
+        stat = path.stat()
+    except (CtxlabError, OSError):
+        return ()
+    if stat.st_size > LIST_CONVERSATIONS_MAX_MB * 1024 * 1024:
+        return ()
+    return _listed_conversations(str(path), stat.st_mtime_ns)
 
 
 def _folder_chats() -> dict[str, FolderChat]:
@@ -284,32 +344,35 @@ def _next_slot(prefix: str) -> str:
     return f"{prefix}{n}"
 
 
-def _read_chat(name: str) -> FileChat:
-    """A sample by name, else the chat of the server's chats folder with that name.
+def _read_chat(name: str, conversation: str | None = None) -> FileChat:
+    """A sample by name, else the chat of the server's chats folder with that name (its
+    ``conversation``; None: the first).
 
     Reading a folder chat shows its size while it is read (a 100k-message chat takes seconds).
     """
     from ctxlab.samples import GENERATED, list_samples
 
     if name in GENERATED or any(s.name == name for s in list_samples()):
-        return _sample_messages(name)
+        return _sample_messages(name, conversation)
     chat = folder_chat(name)
     try:
         with st.spinner(
             f"Reading {markdown_literal(chat.path.name)} ({chat.size_mb:,.1f} MB)…", show_time=True
         ):
-            return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns)
+            return _folder_messages(str(chat.path), chat.path.stat().st_mtime_ns, conversation)
     except OSError as exc:  # removed or unreadable since it was listed
         raise CtxlabError(f"{chat.path.name}: cannot be read ({exc.strerror or exc})") from exc
 
 
-def _load_sample(name: str, titles: Mapping[str, str]) -> None:
+def _load_sample(name: str, titles: Mapping[str, str], conversation: str | None = None) -> None:
     try:
-        loaded = _read_chat(name)
+        loaded = _read_chat(name, conversation)
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return
-    _set_chat(LoadedChat.of(loaded, titles.get(name, name), slot=name, sample=name))
+    # Each conversation is a chat of its own: its own slot, so its own widgets and parameters.
+    slot = name if conversation is None else f"{name}#{conversation}"
+    _set_chat(LoadedChat.of(loaded, titles.get(name, name), slot, name, conversation))
 
 
 def content_key(data: bytes | str) -> str:
@@ -343,7 +406,7 @@ def _try_load(data: bytes | str, name: str, conversation: str | None, prefix: st
     except CtxlabError as exc:
         st.session_state[ERROR] = str(exc)
         return False
-    _set_chat(LoadedChat.of(loaded, name, slot=_next_slot(prefix)))
+    _set_chat(LoadedChat.of(loaded, name, _next_slot(prefix), conversation=conversation))
     return True
 
 
@@ -369,16 +432,42 @@ def _conversation_picker(
         except CtxlabError:
             conversations = []  # load_chat reports the problem
         st.session_state[_CONVERSATIONS] = (marker, conversations)
+    return _pick_conversation(tuple(conversations), key)
+
+
+_CONV_CHOSEN = "ctx.conv_chosen"
+"""``{picker key: conversation id}``: the picked conversation as plain session state. A run
+that does not draw a picker (``st.switch_page`` from Tune's Apply runs without the uploader's
+file) drops the widget's state; the next run that draws it starts from here, not from the
+file's first conversation."""
+_CONV_SHOWN = "ctx.conv_shown"
+"""``(picker key, conversations)`` of the picker drawn for the chat on screen."""
+_URL_CONV = "ctx.url_conv"
+"""The conversation a shared link named (``conv=``), applied to the first picker that has it."""
+
+
+def _pick_conversation(conversations: tuple[tuple[str, str], ...], key: str) -> str | None:
+    """The conversation picker for a source holding ``conversations`` (none drawn for one);
+    the chosen id, None when the source holds one conversation."""
     if len(conversations) <= 1:
         return None
     ids = [cid for cid, _ in conversations]
     titles = dict(conversations)
+    chosen: dict[str, str] = st.session_state.setdefault(_CONV_CHOSEN, {})
+    from_link = st.session_state.get(_URL_CONV)
+    if from_link in ids:
+        st.session_state.pop(_URL_CONV, None)
+        st.session_state[key] = from_link
+    elif st.session_state.get(key) not in ids and chosen.get(key) in ids:
+        st.session_state[key] = chosen[key]
     picked: str = st.sidebar.selectbox(
         f"Conversation ({len(ids)} in this file)",
         ids,
         key=key,
-        format_func=lambda cid: visible_title(titles.get(cid) or cid),
+        format_func=lambda cid: f"{ids.index(cid) + 1}. {visible_title(titles.get(cid) or cid)}",
     )
+    chosen[key] = picked
+    st.session_state[_CONV_SHOWN] = (key, conversations)
     return picked
 
 
@@ -393,6 +482,8 @@ def _restore_from_url(samples: Mapping[str, str]) -> None:
     st.session_state[URL_DONE] = True
     query = st.query_params.to_dict()
     st.session_state[OPENING_QUERY] = dict(query)
+    if query.get(CONV_QUERY):
+        st.session_state[_URL_CONV] = query[CONV_QUERY][:200]
     chat = query.get("chat")
     if chat in samples:
         st.session_state[SAMPLE] = chat
@@ -517,8 +608,19 @@ def sidebar() -> Workspace | None:
         name = side.selectbox(
             "Sample chat", list(samples), key=SAMPLE, format_func=lambda n: samples.get(n, n)
         )
-        if current is None or current.sample != name:
-            _load_sample(name, samples)
+        listed = _named_conversations(name)
+        conversation = _pick_conversation(listed, f"ctx.conv.chat.{name}")
+        if not listed and current is not None and current.sample == name:
+            conversation = current.conversation
+        if (
+            not listed
+            and _URL_CONV in st.session_state
+            and (current is None or current.sample != name)
+        ):
+            # a file too large to list: the link's conversation is still the one opened
+            conversation = st.session_state.pop(_URL_CONV)
+        if current is None or current.sample != name or current.conversation != conversation:
+            _load_sample(name, samples, conversation)
     elif source == "Upload":
         _upload_panel(samples)
     elif source == "Paste":
@@ -557,8 +659,8 @@ def sidebar() -> Workspace | None:
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
     side.caption(
-        f"{label} · {len(counted):,} messages · {len(counted.starts):,} "
-        f"rounds · {counted.total:,} tokens ({counter.label})"
+        f"{label} · {plural(len(counted), 'message')} · {plural(len(counted.starts), 'round')} · "
+        f"{plural(counted.total, 'token')} ({counter.label})"
     )
     _reading_warnings(chat.warnings)
     names = strategy_names()
@@ -634,6 +736,7 @@ def _upload_panel(samples: Mapping[str, str]) -> None:
         f"Chat file (.json / .jsonl, up to {limit} MB)", type=["json", "jsonl"], key=UPLOAD
     )
     if uploaded is None:
+        _held_picker()
         return
     data = uploaded.getvalue()
     conversation = _conversation_picker(data, uploaded.name, key=f"ctx.conv.{uploaded.file_id}")
@@ -642,6 +745,21 @@ def _upload_panel(samples: Mapping[str, str]) -> None:
         return
     st.session_state["ctx.upload_seen"] = marker
     _try_load(data, uploaded.name, conversation, prefix="upload")
+
+
+def _held_picker() -> None:
+    """The conversation picker of the uploaded chat on screen, in a run where the uploader has
+    no file: ``st.switch_page`` (Tune's Apply) runs without the browser's widget values, so the
+    uploader is empty for that one run while the chat stays loaded. The picker keeps showing
+    (and keeps its choice); a choice made in it is loaded on the next run, which has the file."""
+    chat: LoadedChat | None = st.session_state.get(CHAT)
+    shown = st.session_state.get(_CONV_SHOWN)
+    if chat is None or chat.sample is not None or chat.conversation is None or shown is None:
+        return
+    key, conversations = shown
+    if key.startswith("ctx.conv.chat."):
+        return
+    _pick_conversation(conversations, key)
 
 
 def _paste_panel() -> None:
@@ -710,7 +828,7 @@ def strategy_params(
         if from_url:
             apply_params(namespace, cls.name, ws.chat.slot, from_url, ws)
     box = container if container is not None else st.sidebar
-    return strategy_widgets(
+    values = strategy_widgets(
         cls,
         ws.counted,
         namespace=namespace,
@@ -718,6 +836,23 @@ def strategy_params(
         container=box,
         model=ws.model_info,
     )
+    if not namespace:
+        note = opening_caption(ws, values)
+        if note:
+            notices.caption(note, where=box)
+    return values
+
+
+def opening_caption(ws: Workspace, values: Mapping[str, Any]) -> str:
+    """The caption saying why the sidebar's strategy opened with these values on this chat
+    ("budget 3,200 tokens: 50% of this 6,420-token chat, so you see what is dropped; change it
+    in the sidebar"); "" once the user changed them."""
+    from ctxlab.ui.widgets import opening_note
+
+    note = opening_note(ws.strategy_cls, ws.counted, ws.model_info, values)
+    if not note:
+        return ""
+    return f"{note[0].upper()}{note[1:]}; change it in the sidebar."
 
 
 def _token(slot: str) -> int:
@@ -735,14 +870,13 @@ def apply_params(
     from ctxlab.ui.widgets import initial_values, param_key
 
     cls = get_strategy_class(strategy)
-    store = st.session_state.get(PARAMS_STATE, {})
+    token = _token(slot)
     merged = {
         **initial_values(cls, ws.counted, ws.model_info),
-        **store.get((namespace, strategy), {}),
+        **remembered_params(st.session_state, namespace, strategy, token),
     }
     merged.update(values)
-    remember_params(st.session_state, namespace, strategy, merged)
-    token = _token(slot)
+    remember_params(st.session_state, namespace, strategy, merged, token)
     for name in values:
         key = param_key(namespace, strategy, name, token)
         st.session_state.pop(key, None)
@@ -779,6 +913,8 @@ def sync_url(
         wanted["chat"] = ws.chat.sample
     else:  # an uploaded or pasted chat: the link says so instead of naming a sample
         wanted["upload"] = ws.chat.label[:200]
+    if ws.chat.conversation is not None:
+        wanted[CONV_QUERY] = ws.chat.conversation[:200]
     wanted["model"] = ws.model
     wanted["strategy"] = strategy
     for key, text in params_to_query(values).items():

@@ -23,8 +23,10 @@ import streamlit as st
 from ctxlab.strategies import Strategy
 from ctxlab.ui import insights_view
 from ctxlab.ui.memory_release import watch_sessions
+from ctxlab.ui.session import STRATEGY as STRATEGY_KEY
 from ctxlab.ui.session import (
     Workspace,
+    apply_params,
     build_or_error,
     new_run_scope,
     run_scope,
@@ -38,6 +40,7 @@ __all__ = [
     "PAGES",
     "PageSpec",
     "Shared",
+    "apply_and_open_playground",
     "begin_run",
     "draw_shared",
     "end_run",
@@ -167,21 +170,49 @@ def switch_to(path: str) -> None:
         st.rerun()
 
 
+def apply_and_open_playground(ws: Workspace, strategy: str, values: Mapping[str, Any]) -> None:
+    """Make ``values`` the sidebar's parameters of ``strategy`` on the chat on screen and open
+    the Playground (Tune's Apply).
+
+    The chat stays the one on screen, conversation included: the switch runs without the
+    browser's widget values (the uploader is empty for that run), and the sidebar keeps the
+    picked conversation and its picker from session state (see ``ctxlab.ui.session``).
+    """
+    apply_params("", strategy, ws.chat.slot, values, ws)
+    if st.session_state.get(STRATEGY_KEY) != strategy:
+        st.session_state[STRATEGY_KEY] = strategy
+    switch_to(PLAYGROUND)
+
+
 def leave_legacy_page_mode() -> None:
     """Hand a page run by Streamlit's legacy multipage mode over to the router.
 
-    Streamlit decides once per server process, at its first session, whether the app uses the
-    legacy ``pages/`` folder; it switches to ``st.navigation`` only when the router runs. When the
-    server's very first request opens a page URL (``/Learn``), that page runs alone, listed beside
-    an "app" entry. Turning the legacy mode off and rerunning runs the router instead, which
-    draws the same page.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    Streamlit decides at its first session whether the app uses the legacy ``pages/`` folder;
+    it switches to ``st.navigation`` when the router calls it. When the server's very first
+    request opens a page URL (``/Learn``), that page runs alone, listed beside an "app" entry.
+    Streamlit documents that once any session calls ``st.navigation`` the app ignores the
+    ``pages/`` directory in every session: so the page registers the router's pages itself
+    (:func:`navigation`, public API) and reruns, and the rerun runs the router, which draws the
+    same page. Nothing private is written.
 
-    if PagesManager.uses_pages_directory and get_script_run_ctx() is not None:
-        PagesManager.uses_pages_directory = False
+    A page only runs without the router under ``streamlit run app.py`` in that legacy mode;
+    ``AppTest`` on a page file runs the page as its own main script, and nothing happens then.
+    """
+    if _served_by_router_script():
+        navigation()
         st.rerun()
+
+
+def _served_by_router_script() -> bool:
+    """The server runs ``app.py`` (the router) beside ``pages/``: ``streamlit run`` puts the
+    main script's path in ``sys.argv[0]`` (how a script reads its arguments, documented)."""
+    import sys
+    from pathlib import Path
+
+    if not sys.argv:
+        return False
+    main = Path(sys.argv[0])
+    return main.name == "app.py" and (main.resolve().parent / "pages").is_dir()
 
 
 def page_query(values: Mapping[str, str]) -> None:

@@ -15,6 +15,7 @@ from ctxlab.caches import BoundedCache
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.insights import fact_retention
+from ctxlab.plural import plural
 from ctxlab.pricing import format_usd
 from ctxlab.provider_usage import UsageComparison, compare_usage
 from ctxlab.replay import COLUMNS, Replay, ReplayRow, replay
@@ -346,7 +347,7 @@ def render_cache(rep: Replay, views: dict[str, Any] | None = None) -> None:
         lambda: sum(r.cached_tokens or 0 for r in rep.rows),
     )
     cols = st.columns(3)
-    cols[0].metric("Cache breaks", f"{len(breaks):,} of {max(len(rep) - 1, 0):,} calls")
+    cols[0].metric("Cache breaks", f"{len(breaks):,} of {plural(max(len(rep) - 1, 0), 'call')}")
     cols[1].metric(
         "Input tokens billed as cached",
         f"{cached:,}",
@@ -402,6 +403,35 @@ def compaction_retention_frame(rep: Replay, ws: Workspace) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
+COST_LABELS = {
+    "trimmed": "Cost, trimmed",
+    "untrimmed": "Cost, untrimmed",
+    "trimmed_cached": "Cost, trimmed + cache",
+    "untrimmed_cached": "Cost, untrimmed + cache",
+}
+"""Replay's session-cost metrics: short enough for a quarter of the page (each has help)."""
+
+
+def turn_caption(turn: int, message_index: int, row: Any, reply_priming: int) -> str:
+    """The caption over the round map at ``turn``: what the call sent, and how its token count
+    meets the map's axis. The map draws the messages (and the tool definitions); the request
+    also holds the ``reply_priming`` tokens every call adds, so the two differ by exactly that.
+
+    >>> from types import SimpleNamespace as R
+    >>> turn_caption(3, 9, R(messages_sent=1, messages_untrimmed=9, tokens_sent=80,
+    ...     tokens_untrimmed=32_619), 3)  # doctest: +NORMALIZE_WHITESPACE
+    'Call 3 produced message #9: it sent 1 message of 9, 80 of 32,619 tokens (the round map
+    below spans 32,616 of them; the other 3 prime the reply in every request).'
+    """
+    drawn = row.tokens_untrimmed - reply_priming
+    return (
+        f"Call {turn} produced message #{message_index}: it sent "
+        f"{plural(row.messages_sent, 'message')} of {row.messages_untrimmed:,}, "
+        f"{row.tokens_sent:,} of {row.tokens_untrimmed:,} tokens (the round map below spans "
+        f"{drawn:,} of them; the other {reply_priming:,} prime the reply in every request)."
+    )
+
+
 def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
     """Metrics, the turn scrubber with what depends on the turn (:func:`render_turn`), then
     the cumulative cost, the prompt cache and the compactions."""
@@ -430,16 +460,30 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
     cols[2].metric("Saved", f"{rep.saved_fraction * 100:.1f}%")
     cols[3].metric("Summarizer calls", f"{rep.summarizer_calls:,}")
     costs_row = st.columns(4)
-    costs_row[0].metric("Session cost (trimmed)", format_usd(rep.total_cost))
-    costs_row[1].metric("Session cost (untrimmed)", format_usd(rep.total_cost_untrimmed))
+    # Short labels (a quarter of the page each: longer ones are cut off); the help says the rest.
+    costs_row[0].metric(
+        COST_LABELS["trimmed"],
+        format_usd(rep.total_cost),
+        help="The whole session's cost with this strategy: every call's input at the full input "
+        "price, plus its output.",
+    )
+    costs_row[1].metric(
+        COST_LABELS["untrimmed"],
+        format_usd(rep.total_cost_untrimmed),
+        help="The same session sending the whole history at every call, at the full input price.",
+    )
     costs_row[2].metric(
-        "Session cost (trimmed, with prompt cache)", format_usd(rep.total_cost_with_cache)
+        COST_LABELS["trimmed_cached"],
+        format_usd(rep.total_cost_with_cache),
+        help="Trimmed, with the part of each call the prompt cache serves (the prefix unchanged "
+        "since the previous call) billed at the model's cached-input price.",
     )
     costs_row[3].metric(
-        "Session cost (untrimmed, with prompt cache)",
+        COST_LABELS["untrimmed_cached"],
         format_usd(rep.total_cost_untrimmed_with_cache),
-        help="The fair baseline: without trimming, every call repeats the previous one word for "
-        "word, so the provider bills all of it but the new messages at the cached price.",
+        help="Untrimmed, with the prompt cache: the fair baseline. Without trimming, every call "
+        "repeats the previous one word for word, so the provider bills all of it but the new "
+        "messages at the cached price.",
     )
     render_turn(rep, ws, budget, strategy)
     views = replay_views(rep, budget, ws.model)
@@ -493,11 +537,7 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     st.plotly_chart(tokens_figure, key="replay-tokens", width="stretch")
     row = rep.rows[turn - 1]
     st.subheader(f"Context at turn {turn}")
-    st.caption(
-        f"Call {turn} produced message #{row.message_index}: it sent {row.messages_sent:,} "
-        f"of {row.messages_untrimmed:,} messages, {row.tokens_sent:,} of "
-        f"{row.tokens_untrimmed:,} tokens."
-    )
+    notices.caption(turn_caption(turn, row.message_index, row, ws.counted.reply_priming))
     try:
         context = rep.context_at(turn)
     except (CtxlabError, IndexError, ValueError) as exc:

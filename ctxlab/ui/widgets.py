@@ -35,9 +35,11 @@ __all__ = [
     "WidgetRange",
     "initial_values",
     "nice_ceiling",
+    "opening_note",
     "param_key",
     "param_range",
     "remember_params",
+    "remembered_params",
     "strategy_widgets",
     "token_ladder",
     "token_presets",
@@ -45,6 +47,10 @@ __all__ = [
 
 PARAMS_STATE = "ctx.params"
 """Session-state key of ``{(namespace, strategy): {leaf name: value}}``."""
+PARAMS_CHAT = "ctx.params_chat"
+"""Session-state key of ``{(namespace, strategy): chat token}``: which chat the values of
+:data:`PARAMS_STATE` were set on. A newly opened chat starts from its own derived values, not
+from the last chat's (a 16,000-token budget kept from a sample is above a 6,420-token upload)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,10 +219,39 @@ def param_key(namespace: str, strategy: str, name: str, token: int) -> str:
     return f"{namespace}p.{strategy}.{name}@{token}"
 
 
-def remember_params(state: Any, namespace: str, strategy: str, values: Mapping[str, Any]) -> None:
-    """Store ``values`` as the last parameters of ``strategy`` in ``namespace``."""
+def remember_params(
+    state: Any, namespace: str, strategy: str, values: Mapping[str, Any], token: int | None = None
+) -> None:
+    """Store ``values`` as the last parameters of ``strategy`` in ``namespace``, set on the chat
+    of load token ``token`` (None: whatever chat is open)."""
     store: dict[tuple[str, str], dict[str, Any]] = state.setdefault(PARAMS_STATE, {})
     store[(namespace, strategy)] = dict(values)
+    chats: dict[tuple[str, str], int | None] = state.setdefault(PARAMS_CHAT, {})
+    chats[(namespace, strategy)] = token
+
+
+def remembered_params(state: Any, namespace: str, strategy: str, token: int) -> dict[str, Any]:
+    """The last parameters of ``strategy`` in ``namespace`` when they were set on the chat of
+    load token ``token`` (or on no chat in particular); {} for another chat."""
+    store: dict[tuple[str, str], dict[str, Any]] = state.get(PARAMS_STATE, {})
+    found = store.get((namespace, strategy))
+    if not found:
+        return {}
+    owner = state.get(PARAMS_CHAT, {}).get((namespace, strategy))
+    return dict(found) if owner is None or owner == token else {}
+
+
+def opening_note(
+    cls: type[Strategy], chat: CountedChat, model: ModelInfo | None, values: Mapping[str, Any]
+) -> str:
+    """Why the parameters are what they are, while they are the ones derived from the chat and
+    the model (:meth:`~ctxlab.strategies.Strategy.opening_note`); "" once the user changed one
+    (a typed value, a link's, an applied one)."""
+    window = model.input_room if model is not None else None
+    derived = suggested_for(cls, chat, window)
+    if any(values.get(k) != v for k, v in current_params(derived).items() if k in values):
+        return ""
+    return derived.opening_note(chat, window)
 
 
 def _to_widget(info: ParamInfo, value: Any, rng: WidgetRange | None) -> Any:
@@ -322,9 +357,7 @@ def strategy_widgets(
     box = container if container is not None else st
     scale = ChatScale.of(chat)
     window = model.context_window if model is not None else None
-    remembered: dict[str, Any] = st.session_state.get(PARAMS_STATE, {}).get(
-        (namespace, cls.name), {}
-    )
+    remembered = remembered_params(st.session_state, namespace, cls.name, token)
     start = {**initial_values(cls, chat, model), **remembered}
     values: dict[str, Any] = {}
     for info in parameters(cls):
@@ -363,5 +396,5 @@ def strategy_widgets(
         else:
             raw = box.text_input(label, key=key, help=spec.help)
         values[info.name] = _from_widget(info, raw)
-    remember_params(st.session_state, namespace, cls.name, values)
+    remember_params(st.session_state, namespace, cls.name, values, token)
     return values

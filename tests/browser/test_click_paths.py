@@ -71,7 +71,7 @@ def test_a_clicked_replay_shows_what_the_same_link_shows(streamlit_server: str, 
     keep_system_toggle(page)
     go_to(page, "Tune")  # a detour first: the state must survive more than one switch
     go_to(page, "Replay")
-    labels = ("Calls", "Input tokens, all calls", "Session cost (trimmed)", "Summarizer calls")
+    labels = ("Calls", "Input tokens, all calls", "Cost, trimmed", "Summarizer calls")
     clicked = {label: metric_value(page, label) for label in labels}
     link = page.url
     assert "/Replay?" in link and "keep_system=true" in link
@@ -131,7 +131,7 @@ def test_a_scrubber_step_moves_the_turn_and_keeps_the_session_figures(
 ) -> None:
     open_app(page, streamlit_server, query=QUERY)
     go_to(page, "Replay")
-    labels = ("Calls", "Input tokens, all calls", "Session cost (trimmed)")
+    labels = ("Calls", "Input tokens, all calls", "Cost, trimmed")
     before = {label: metric_value(page, label) for label in labels}
     calls = int(before["Calls"].replace(",", ""))
     expect(page.get_by_role("heading", name=f"Context at turn {calls}")).to_be_visible()
