@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from app_support import page
 
 from ctxlab.ui.examples import FAKE_KEY
@@ -28,7 +30,8 @@ def test_learn_page_runs_every_example() -> None:
         assert any(topic in h for h in headers), topic
     # every chart has a title
     for chart in at.get("plotly_chart"):
-        assert '"title":{"text":' in chart.proto.spec.replace(" ", "")
+        title = json.loads(chart.proto.spec)["layout"].get("title") or {}
+        assert str(title.get("text") or "").strip(), chart.proto.id
 
 
 def test_projection_and_replacement_are_said_in_words() -> None:
