@@ -4,8 +4,10 @@ Three tricks, each checked against the plain way of doing the same thing:
 
 * **The layout trick.** :func:`_new_message_full` / :func:`_new_tool_call` build a
   :class:`~ctxlab.model.Message` / :class:`~ctxlab.model.ToolCall` without the frozen dataclass
-  ``__init__`` (see :class:`_MessageLayout`); :data:`_LAYOUT_WORKS` records, at import, that
-  they give exactly what the constructors give, else they *are* the constructors.
+  ``__init__`` (see :class:`_MessageLayout`), or, where CPython refuses the ``__class__``
+  assignment (a weak-reference slot makes it judge the layouts different), through the slot
+  descriptors (:func:`_slot_message_full`); :data:`_LAYOUT_WORKS` records, at import, that they
+  give exactly what the constructors give, else they *are* the constructors.
 * **The GC pause.** :func:`_gc_paused` keeps the cyclic garbage collector from walking the many
   acyclic objects a load builds.
 * **The msgspec fast path.** :func:`_load_openai_fast` decodes OpenAI JSON of the common shape
@@ -153,41 +155,98 @@ def _fast_tool_call(id_: str | None, name: str, arguments: str, type_: str) -> T
     return tc  # type: ignore[return-value]
 
 
-def _layout_works() -> bool:
-    """Whether the fast builders give exactly what the dataclass constructors give."""
-    for real_cls, layout in ((Message, _MessageLayout), (ToolCall, _ToolCallLayout)):
-        names = sorted(f.name for f in dataclasses.fields(real_cls))
-        if sorted(getattr(real_cls, "__slots__", ())) != names or sorted(layout.__slots__) != names:
-            return False
-    call = ToolCall("c", "f", "{}", "function")
-    meta = CompactionMeta("t")
-    full = (Role.TOOL, "x", "m1", "n", (call,), "c", True, True, meta, (("k", 1),))
+def _slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The ``__set__`` of ``cls``'s slot ``name`` (a no-op stand-in when it has none, which
+    :func:`_builds_like` then catches)."""
+    descriptor = vars(cls).get(name)
+    setter = getattr(descriptor, "__set__", None)
+    return setter if setter is not None else (lambda _obj, _value: None)
+
+
+_SET_ROLE, _SET_CONTENT, _SET_ID, _SET_NAME, _SET_CALLS, _SET_CALL_ID = (
+    _slot_setter(Message, name)
+    for name in ("role", "content", "id", "name", "tool_calls", "tool_call_id")
+)
+_SET_COMPACTION, _SET_SUMMARY, _SET_META, _SET_EXTRA = (
+    _slot_setter(Message, name)
+    for name in ("is_compaction", "is_summary", "compaction_meta", "extra")
+)
+
+
+def _slot_message_full(
+    role: Role,
+    content: str,
+    id_: str,
+    name: str | None,
+    tool_calls: tuple[ToolCall, ...],
+    tool_call_id: str | None,
+    is_compaction: bool,
+    is_summary: bool,
+    compaction_meta: CompactionMeta | None,
+    extra: tuple[tuple[str, Any], ...],
+) -> Message:
+    """``Message(...)`` through its slot descriptors, which store past the frozen
+    ``__setattr__``: about twice as fast as the constructor. Used where ``__class__``
+    assignment is refused: CPython 3.11 judges two classes with a ``__weakref__`` slot of
+    different layout, and Message has one (token counters hold counts weakly)."""
+    m = _new(Message)
+    _SET_ROLE(m, role)
+    _SET_CONTENT(m, content)
+    _SET_ID(m, id_)
+    _SET_NAME(m, name)
+    _SET_CALLS(m, tool_calls)
+    _SET_CALL_ID(m, tool_call_id)
+    _SET_COMPACTION(m, is_compaction)
+    _SET_SUMMARY(m, is_summary)
+    _SET_META(m, compaction_meta)
+    _SET_EXTRA(m, extra)
+    return m
+
+
+def _builds_like(make: Callable[..., Any], real_cls: type, cases: list[tuple[Any, ...]]) -> bool:
+    """Whether ``make(*case)`` equals ``real_cls(*case)``, field by field and in type, for
+    every case (False when it raises TypeError: a refused ``__class__`` assignment)."""
     try:
-        cases: list[tuple[Any, Any]] = [
-            (
-                _fast_message_full(
-                    Role.USER, "probe", "m0", None, (), None, False, False, None, ()
-                ),
-                Message(Role.USER, "probe", "m0"),
-            ),
-            (_fast_message_full(*full), Message(*full)),
-            (_fast_tool_call("c", "f", "{}", "function"), call),
-        ]
-    except TypeError:  # __class__ assignment refused: layouts differ
+        built = [(make(*case), real_cls(*case)) for case in cases]
+    except TypeError:
         return False
     return all(
         type(fast) is type(real)
         and all(getattr(fast, f.name) == getattr(real, f.name) for f in dataclasses.fields(real))
-        for fast, real in cases
+        for fast, real in built
     )
 
 
-# Every field positionally, as the dataclass constructors take them when the layout trick fails.
+def _same_slots(real_cls: type, layout: type) -> bool:
+    names = sorted(f.name for f in dataclasses.fields(real_cls))
+    own = sorted(n for n in getattr(real_cls, "__slots__", ()) if n != "__weakref__")
+    return own == names and sorted(getattr(layout, "__slots__", ())) == names
+
+
+_CALL = ToolCall("c", "f", "{}", "function")
+_MESSAGE_CASES: list[tuple[Any, ...]] = [
+    (Role.USER, "probe", "m0", None, (), None, False, False, None, ()),
+    (Role.TOOL, "x", "m1", "n", (_CALL,), "c", True, True, CompactionMeta("t"), (("k", 1),)),
+]
+_CALL_CASES: list[tuple[Any, ...]] = [("c", "f", "{}", "function")]
+_MESSAGE_SWAP: Final = _same_slots(Message, _MessageLayout) and _builds_like(
+    _fast_message_full, Message, _MESSAGE_CASES
+)
+"""The ``__class__`` swap builds messages (the fastest way; the fast path inlines it)."""
+_CALL_SWAP: Final = _same_slots(ToolCall, _ToolCallLayout) and _builds_like(
+    _fast_tool_call, ToolCall, _CALL_CASES
+)
+
+# Every field positionally, as the dataclass constructors take them when neither trick works.
 _new_message_full: Callable[..., Message] = Message
 _new_tool_call: Callable[[str | None, str, str, str], ToolCall] = ToolCall
-_LAYOUT_WORKS: Final = _layout_works()
-if _LAYOUT_WORKS:
-    _new_message_full, _new_tool_call = _fast_message_full, _fast_tool_call
+if _MESSAGE_SWAP:
+    _new_message_full = _fast_message_full
+elif _builds_like(_slot_message_full, Message, _MESSAGE_CASES):
+    _new_message_full = _slot_message_full
+if _CALL_SWAP:
+    _new_tool_call = _fast_tool_call
+_LAYOUT_WORKS: Final = _new_message_full is not Message and _CALL_SWAP
 
 
 # --------------------------------------------------------------------------------------------
@@ -412,6 +471,7 @@ def _load_openai_fast_full(data: bytes) -> tuple[tuple[Message, ...], bytes | No
     # The builders of _fast_message_full and _fast_tool_call, inlined: a call per message would be
     # a tenth of the whole load.
     new, message_layout, call_layout = object.__new__, _MessageLayout, _ToolCallLayout
+    swap, new_message = _MESSAGE_SWAP, _new_message_full
     out: list[Any] = []
     append = out.append
     owners: dict[str, int] = {}
@@ -446,6 +506,14 @@ def _load_openai_fast_full(data: bytes) -> tuple[tuple[Message, ...], bytes | No
             if found is None:
                 return None
             extra = found
+        if not swap:
+            append(
+                new_message(
+                    m.role, m.content or "", own, m.name, calls, m.tool_call_id, False, False,
+                    None, extra,
+                )
+            )  # fmt: skip
+            continue
         msg = new(message_layout)
         msg.role = m.role
         msg.content = m.content or ""
