@@ -34,9 +34,10 @@ MB = 1024 * 1024
 
 ENV_BOUNDS: dict[str, tuple[int, str]] = {
     "CTXLAB_TEXT_COUNT_CACHE_MB": (
-        16,
-        "text held by each token counter's per-text count cache (least recently used first "
-        "out); the counts of messages and chats are kept while a session holds the chat",
+        4,
+        "each token counter's per-text count cache, about 200 bytes a text (kept by digest, "
+        "least recently used first out); the counts of messages and chats are kept while a "
+        "session holds the chat",
     ),
     "CTXLAB_SUMMARY_CACHE_MB": (
         64,

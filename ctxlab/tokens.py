@@ -11,13 +11,14 @@ Counts are cached per message (keyed by id + content, see :class:`Message`) and 
 whole chat's :class:`CountedChat` is cached by identity, so a second count of the same chat does
 no tokenization at all. The caches are bounded: a message's count and a chat's
 :class:`CountedChat` are kept while someone holds the message or the chat (weak references: a
-chat's counts are released with the last session holding it), and the per-text cache keeps at
-most ``CTXLAB_TEXT_COUNT_CACHE_MB`` of text, least recently used first out
-(:mod:`ctxlab.caches`).
+chat's counts are released with the last session holding it), and the per-text cache keeps its
+counts under a 128-bit digest of each text (no text is kept alive by it) within
+``CTXLAB_TEXT_COUNT_CACHE_MB``, least recently used first out (:mod:`ctxlab.caches`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import weakref
@@ -111,8 +112,10 @@ class _CachingCounter:
         self._by_message: weakref.WeakKeyDictionary[Message, int] = weakref.WeakKeyDictionary()
         if text_cache_bytes is None:
             text_cache_bytes = megabytes_from_env("CTXLAB_TEXT_COUNT_CACHE_MB")
-        self._by_text: BoundedCache[str, int] = BoundedCache(
-            max_bytes=text_cache_bytes, weigh=_text_weight
+        # Keyed by each text's digest (:func:`_text_key`), not the text: an entry costs the
+        # same small size whatever the text's length, and keeps no chat's text alive.
+        self._by_text: BoundedCache[bytes, int] = BoundedCache(
+            max_bytes=text_cache_bytes, weigh=_entry_weight
         )
         # id(messages tuple) -> its CountedChat, while someone holds the CountedChat (which
         # holds the tuple, so the id cannot name another tuple while the entry lives).
@@ -128,13 +131,16 @@ class _CachingCounter:
     def _count_texts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts``, tokenizing each distinct uncached text once."""
         distinct = list(dict.fromkeys(texts))
-        found = dict(zip(distinct, self._by_text.get_many(distinct), strict=True))
-        todo = [t for t, n in found.items() if n is None]
+        keys = [_text_key(t) for t in distinct]
+        cached = self._by_text.get_many(keys)
+        todo = [i for i, n in enumerate(cached) if n is None]
         if todo:
-            counted = self._count_uncached(todo)
-            found.update(zip(todo, counted, strict=True))
-            self._by_text.put_many(zip(todo, counted, strict=True))
+            counted = self._count_uncached([distinct[i] for i in todo])
+            for i, n in zip(todo, counted, strict=True):
+                cached[i] = n
+            self._by_text.put_many(zip([keys[i] for i in todo], counted, strict=True))
             self.texts_tokenized += len(todo)
+        found = dict(zip(distinct, cached, strict=True))
         return [found[t] for t in texts]  # type: ignore[misc]
 
     def count_text(self, text: str) -> int:
@@ -306,11 +312,27 @@ COUNTER_NAMES: tuple[str, ...] = (
 )
 
 
-def _text_weight(text: str, count: int) -> int:
-    """What keeping ``text`` in a per-text cache costs, roughly: its characters plus the str
-    header and the entry (a byte per character is exact for ASCII, the common case)."""
-    del count
-    return len(text) + 100
+TEXT_KEY_BYTES = 16
+"""Size of the digest a per-text count is kept under: 128 bits, so two different texts sharing
+one is as likely as guessing a random 128-bit number."""
+
+TEXT_ENTRY_BYTES = 200
+"""What one per-text cache entry costs, roughly: the digest (a 49-byte bytes object), the
+ordered dict's slot and node, and the (count, weight) tuple."""
+
+
+def _text_key(text: str) -> bytes:
+    """The key a text's count is cached under: a 128-bit BLAKE2b digest of its UTF-8 bytes
+    (a lone surrogate, which a JSON file can hold, is encoded as such rather than refused)."""
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=TEXT_KEY_BYTES
+    ).digest()
+
+
+def _entry_weight(key: bytes, count: int) -> int:
+    """What keeping one count in a per-text cache costs (:data:`TEXT_ENTRY_BYTES`)."""
+    del key, count
+    return TEXT_ENTRY_BYTES
 
 
 def _accounting_for(model: str) -> ChatAccounting:
@@ -350,7 +372,7 @@ def new_counter(name: str = "gpt-4o") -> TokenCounter:
 
     A batch job over many chats (``ctxlab.corpus``) takes one per chat, so its memory stays
     flat: the shared counter of :func:`get_counter` keeps up to ``CTXLAB_TEXT_COUNT_CACHE_MB``
-    of counted text beside the counts of the chats still held.
+    of per-text counts beside the counts of the chats still held.
 
     Raises:
         UnknownNameError: as :func:`get_counter`.

@@ -19,7 +19,14 @@ from tiktoken_ext import openai_public
 from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
 from ctxlab.model import Message, Role
-from ctxlab.tokens import TokenCounter, get_counter, new_counter
+from ctxlab.tokens import (
+    TEXT_ENTRY_BYTES,
+    TEXT_KEY_BYTES,
+    TokenCounter,
+    _text_key,
+    get_counter,
+    new_counter,
+)
 
 FACTS_FILE = Path(__file__).parent / "fixtures/ground_truth/openai_cookbook_token_counts.json"
 DATA: dict[str, Any] = json.loads(FACTS_FILE.read_text())
@@ -207,25 +214,34 @@ def test_the_counts_of_a_chat_are_released_with_its_last_holder() -> None:
 
 
 def test_the_per_text_cache_holds_at_most_its_byte_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CTXLAB_TEXT_COUNT_CACHE_MB", str(20_000 / 1024 / 1024))
+    monkeypatch.setenv("CTXLAB_TEXT_COUNT_CACHE_MB", str(20 * TEXT_ENTRY_BYTES / 1024 / 1024))
     counter = new_counter("approx")
     by_text = counter._by_text  # type: ignore[attr-defined]
     for k in range(100):
-        counter.count_text(f"text number {k} " * 50)  # about 800 characters each
-    assert 0 < by_text.held_bytes <= 20_000
-    assert len(by_text) < 100
+        counter.count_text(f"text number {k} " * 50)
+    assert by_text.held_bytes == 20 * TEXT_ENTRY_BYTES
+    assert len(by_text) == 20
     # The most recent texts are the ones kept.
-    assert f"text number {99} " * 50 in by_text
-    assert f"text number {0} " * 50 not in by_text
+    assert _text_key(f"text number {99} " * 50) in by_text
+    assert _text_key(f"text number {0} " * 50) not in by_text
 
 
-def test_a_text_larger_than_the_bound_is_counted_but_not_cached(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("CTXLAB_TEXT_COUNT_CACHE_MB", str(1_000 / 1024 / 1024))
+def test_the_per_text_cache_keeps_a_digest_not_the_text() -> None:
     counter = new_counter("gpt-4o")
     huge = " word" * 1_000
     assert counter.count_text(huge) == 1_000
-    assert huge not in counter._by_text  # type: ignore[attr-defined]
-    assert counter.count_text("small") == 1
-    assert "small" in counter._by_text  # type: ignore[attr-defined]
+    by_text = counter._by_text  # type: ignore[attr-defined]
+    assert by_text.get(_text_key(huge)) == 1_000
+    # What is kept is a 16-byte digest; the text itself is not referenced by the cache.
+    keys = list(by_text._entries)
+    assert keys == [_text_key(huge)] and len(keys[0]) == TEXT_KEY_BYTES
+    tokenized = counter.texts_tokenized
+    assert counter.count_text(" word" * 1_000) == 1_000  # an equal text, another object
+    assert counter.texts_tokenized == tokenized
+
+
+def test_texts_differing_only_by_a_lone_surrogate_are_counted_apart() -> None:
+    counter = new_counter("approx")
+    assert _text_key("a\ud800") != _text_key("a\ufffd")
+    assert counter.count_text("abc\ud800") == 1
+    assert counter.count_text("abcd\ud800") == 2

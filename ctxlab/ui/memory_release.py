@@ -32,6 +32,7 @@ import ctypes
 import ctypes.util
 import gc
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,7 @@ import streamlit as st
 __all__ = ["reap_expired_sessions", "release_freed_memory", "watch_sessions"]
 
 _LOGGER = logging.getLogger(__name__)
+_TRAILING_RELEASES = 2
 _STARTED = threading.Event()
 _START_LOCK = threading.Lock()
 
@@ -56,6 +58,39 @@ def _malloc_trim() -> Callable[[int], int] | None:
     except (OSError, AttributeError):
         return None
     return trim
+
+
+_M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
+MMAP_THRESHOLD_BYTES = 64 * 1024
+"""Blocks this large or larger get pages of their own from glibc, returned whole when freed."""
+ARENA_MAX = 2
+"""glibc heaps ("arenas") the server's threads share."""
+
+
+def tune_allocator() -> bool:
+    """Make glibc return what a session freed (True when it could).
+
+    glibc's defaults suit a process that keeps what it allocates: it raises its threshold for
+    giving a large block pages of its own each time such a block is freed (up to 32 MB), so a
+    chat's large strings and buffers land in its heaps, where one small survivor keeps a page;
+    and every thread that allocates may get a heap of its own (8 per core), each keeping freed
+    memory. A fixed threshold and two heaps let a server that served six large chats shrink
+    back when they left. An operator who set ``MALLOC_MMAP_THRESHOLD_`` or
+    ``MALLOC_ARENA_MAX`` keeps their choice.
+    """
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        mallopt: Callable[[int, int], int] = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):
+        return False
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    if "MALLOC_ARENA_MAX" not in os.environ:
+        mallopt(_M_ARENA_MAX, ARENA_MAX)
+    return True
 
 
 def release_freed_memory() -> None:
@@ -131,10 +166,17 @@ def _check_interval_s() -> float:
 
 
 def _watch(interval_s: float) -> None:
+    trailing = 0
     while True:
         time.sleep(interval_s)
         try:
             if reap_expired_sessions():
+                release_freed_memory()
+                trailing = _TRAILING_RELEASES
+            elif trailing:
+                # What the reaped sessions' threads and the send loop let go of after the
+                # reap is returned too.
+                trailing -= 1
                 release_freed_memory()
         except Exception:  # never let the watcher die: memory would only stay longer
             _LOGGER.exception("releasing the memory of sessions that left failed")
@@ -148,6 +190,7 @@ def watch_sessions() -> None:
     with _START_LOCK:
         if _STARTED.is_set():
             return
+        tune_allocator()
         thread = threading.Thread(
             target=_watch, args=(_check_interval_s(),), name="ctxlab-release", daemon=True
         )
