@@ -43,6 +43,7 @@ __all__ = [
     "ChatAccounting",
     "TiktokenCounter",
     "TokenCounter",
+    "compact_shared_counters",
     "get_counter",
     "new_counter",
 ]
@@ -126,6 +127,20 @@ class _CachingCounter:
     # -- to override -------------------------------------------------------------------------
     def _count_uncached(self, texts: list[str]) -> list[int]:
         raise NotImplementedError
+
+    def compact(self) -> None:
+        """Rebuild the weak per-message and per-chat tables from their live entries: a dict's
+        table never shrinks, so after the chats of sessions that left are released the tables
+        would keep the size of the largest chats ever held."""
+        # Counting writes these tables without the lock: a copy that meets a write gives up
+        # (RuntimeError) and the next release tries again; a count written to the old table
+        # during the swap is only a cache miss later, never a wrong count.
+        with self._lock:
+            try:
+                self._by_message = weakref.WeakKeyDictionary(self._by_message)
+                self._by_chat = weakref.WeakValueDictionary(self._by_chat)
+            except RuntimeError:
+                return
 
     # -- text level --------------------------------------------------------------------------
     def _count_texts(self, texts: list[str]) -> list[int]:
@@ -365,6 +380,17 @@ def get_counter(name: str = "gpt-4o") -> TokenCounter:
             counter = _make_counter(name)
             _COUNTERS[name] = counter
         return counter
+
+
+def compact_shared_counters() -> None:
+    """:meth:`~_CachingCounter.compact` every shared counter of :func:`get_counter` (a server
+    calls this once the sessions that held chats have left)."""
+    with _COUNTERS_LOCK:
+        counters = list(_COUNTERS.values())
+    for counter in counters:
+        compact = getattr(counter, "compact", None)
+        if compact is not None:
+            compact()
 
 
 def new_counter(name: str = "gpt-4o") -> TokenCounter:

@@ -330,6 +330,14 @@ _KEPT = _Kept()
 _KEPT_LOCK = threading.Lock()
 
 
+def forget_kept() -> None:
+    """Drop the memo of the last messages validated (a whole context: a server calls this when
+    the sessions that used it have left, so that it does not outlive them)."""
+    global _KEPT
+    with _KEPT_LOCK:
+        _KEPT = _Kept()
+
+
 def _same_messages(messages: Sequence[Message], kept: tuple[Message, ...]) -> bool:
     """True when ``messages`` holds the very objects of ``kept``, in order (a C-speed identity
     check; messages are frozen, so whatever was computed from ``kept`` holds for them)."""

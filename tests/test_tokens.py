@@ -245,3 +245,19 @@ def test_texts_differing_only_by_a_lone_surrogate_are_counted_apart() -> None:
     assert _text_key("a\ud800") != _text_key("a\ufffd")
     assert counter.count_text("abc\ud800") == 1
     assert counter.count_text("abcd\ud800") == 2
+
+
+def test_compacting_keeps_every_live_count_and_tokenizes_nothing_again() -> None:
+    from ctxlab.tokens import compact_shared_counters, get_counter
+
+    counter = get_counter("gpt-4o")
+    chat = tuple(
+        Message(Role.USER if i % 2 == 0 else Role.ASSISTANT, f"compact me {i}", f"cm{i}")
+        for i in range(50)
+    )
+    counted = counter.counted(chat)
+    before = counter.texts_tokenized
+    compact_shared_counters()
+    assert counter.counted(chat) is counted  # the per-chat table kept the live entry
+    assert counter.counts(list(chat)) == list(counted.counts)
+    assert counter.texts_tokenized == before

@@ -94,8 +94,13 @@ def tune_allocator() -> bool:
 
 
 def release_freed_memory() -> None:
-    """Collect garbage (cycles included), then return the allocator's free pages to the system
-    where the C library allows it."""
+    """Drop the engine's memos of released chats, collect garbage (cycles included), then
+    return the allocator's free pages to the system where the C library allows it."""
+    from ctxlab.tokens import compact_shared_counters
+    from ctxlab.validate import forget_kept
+
+    forget_kept()
+    compact_shared_counters()
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
