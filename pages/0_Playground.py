@@ -123,7 +123,14 @@ render.render_downloads(ws.counted, result, outcome.request, ws.chat.slot)
 st.download_button(
     "Download report",
     lambda: report.report_html(
-        report.playground_report(ws.chat.label, ws.model, ws.counted, strategy, result)
+        report.playground_report(
+            ws.chat.label,
+            ws.model,
+            ws.counted,
+            strategy,
+            result,
+            conversation=ws.chat.conversation,
+        )
     ),
     file_name=f"{ws.chat.slot}-report.html",
     mime="text/html",

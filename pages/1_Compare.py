@@ -190,6 +190,7 @@ st.download_button(
             reported,
             metrics,
             notes=(STAND_IN_NOTE,) if stand_in_used else (),
+            conversation=ws.chat.conversation,
         )
     ),
     file_name=f"{ws.chat.slot}-comparison.html",

@@ -32,6 +32,7 @@ if replayed is not None:
                     rep,
                     render.budget_of(strategy),
                     last=report.last_call(rep, ws.counter, ws.chat.messages),
+                    conversation=ws.chat.conversation,
                 )
             ),
             file_name=f"{ws.chat.slot}-replay-report.html",
