@@ -69,7 +69,9 @@ def test_playground_and_compare_show_one_verdict_and_the_neutral_budget_line() -
 
 
 def test_trim_last_that_sends_nothing_says_so_and_its_fix_sends_messages() -> None:
-    at = page(PLAYGROUND, chat=CODEX, strategy="trim-last")
+    # The settings the app suggested before first views were derived from the chat (the link
+    # carries them, so they win): on this rollout they send only the system prompt.
+    at = page(PLAYGROUND, chat=CODEX, strategy="trim-last", max_tokens="65000")
     at.run()
     assert not at.exception
     (error,) = [e.value for e in at.error if "Nothing of the conversation" in e.value]
@@ -135,7 +137,7 @@ def test_a_chat_kept_whole_shows_no_red_arrow_on_the_playground() -> None:
 
 
 def test_replay_names_the_setting_at_a_turn_that_sends_nothing() -> None:
-    at = page("pages/2_Replay.py", chat=CODEX, strategy="trim-last")
+    at = page("pages/2_Replay.py", chat=CODEX, strategy="trim-last", max_tokens="65000")
     at.run()
     assert not at.exception
     (error,) = [e.value for e in at.error if "Nothing of the conversation" in e.value]

@@ -198,7 +198,9 @@ def leave_legacy_page_mode() -> None:
     A page only runs without the router under ``streamlit run app.py`` in that legacy mode;
     ``AppTest`` on a page file runs the page as its own main script, and nothing happens then.
     """
-    if _served_by_router_script():
+    # Under the router this run's set-up is drawn before the page runs: nothing to hand over
+    # (calling st.navigation and rerunning there would rerun the page for ever).
+    if getattr(_LOCAL, "shared", None) is None and _served_by_router_script():
         navigation()
         st.rerun()
 

@@ -1,6 +1,7 @@
-"""Issue 23 in a real browser: a real Codex rollout uploaded through the sidebar, Trim last at
-its defaults sends only the system prompt; the app says so prominently, names the setting and
-its fix button makes it send the conversation."""
+"""Issue 23 in a real browser: a real Codex rollout uploaded through the sidebar, Trim last with
+65,000 max tokens (what the app suggested before first views were derived from the chat) sends
+only the system prompt; the app says so prominently, names the setting and its fix button makes
+it send the conversation."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ def test_uploaded_codex_rollout_trim_last_says_it_sends_nothing_and_the_fix_send
     rerun_after(page, lambda: uploader.set_input_files(str(CODEX)))
     expect(page.locator("[data-testid='stSidebar']")).to_contain_text(CODEX.name)
     choose(page, "Strategy", "Trim last (LangChain)")
+    box = page.get_by_label("Max tokens", exact=True).first
+    expect(box).to_be_editable()
+    box.fill("65000")
+    rerun_after(page, lambda: box.press("Enter"))
+    expect(box).to_have_value("65000")
 
     alert = page.locator("[data-testid='stAlert']").filter(has_text=NOTHING)
     expect(alert).to_be_visible()
