@@ -15,6 +15,10 @@ echo "==> python environment"
 ctxlab_venv
 ctxlab_install test
 
+echo "==> framework oracle environment (the pinned frameworks extra, reused while unchanged)"
+CTXLAB_ORACLE_PYTHON="$("$PY" scripts/oracle_env.py)"
+export CTXLAB_ORACLE_PYTHON
+
 echo "==> ruff format --check"
 "$PY" -m ruff format --check .
 

@@ -22,6 +22,7 @@ from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message
 from ctxlab.plural import share
+from ctxlab.strategies.provenance import FrameworkPolicy
 
 if TYPE_CHECKING:
     from ctxlab.summarizers import Summarizer, SummaryRequest
@@ -87,6 +88,9 @@ class ParamSpec:
     # "tokens", "messages", "rounds", "tool_results", or None.
     unit: str | None = None
     multiline: bool = False
+    # The values a text parameter accepts (the UI shows a picker), in the order shown; empty
+    # for free text.
+    choices: tuple[str, ...] = ()
 
 
 def param(
@@ -99,9 +103,10 @@ def param(
     step: float | None = None,
     unit: str | None = None,
     multiline: bool = False,
+    choices: tuple[str, ...] = (),
 ) -> Any:
     """A dataclass field carrying its :class:`ParamSpec` (``metadata["ctxlab"]``)."""
-    spec = ParamSpec(label, help, min, max, step, unit, multiline)
+    spec = ParamSpec(label, help, min, max, step, unit, multiline, choices)
     if isinstance(default, list | dict | set):
         raise TypeError("parameters are immutable: use a tuple or frozenset default")
     return field(default=default, metadata={"ctxlab": spec})
@@ -114,6 +119,9 @@ def check_params(obj: Any) -> None:
         value = getattr(obj, f.name)
         if spec is None or value is None or isinstance(value, bool):
             continue
+        if spec.choices and isinstance(value, str) and value not in spec.choices:
+            known = ", ".join(repr(c) for c in spec.choices)
+            raise ParameterError(f"{spec.label} ({f.name}) must be one of {known}, got {value!r}")
         if isinstance(value, int | float):
             if spec.min is not None and value < spec.min:
                 raise ParameterError(
@@ -624,6 +632,8 @@ class Strategy:
         uses_summarizer: the strategy calls a summarizer (the UI shows the backend controls).
         system_prompt_hint: what to change so the strategy keeps the system prompt, shown
             when it drops one ("" when it never does).
+        framework_policy: for a framework's policy (``ctxlab.strategies.frameworks``), what
+            it reproduces and from where; None for ctxlab's own strategies.
     """
 
     name: ClassVar[str]
@@ -632,6 +642,7 @@ class Strategy:
     explanation: ClassVar[str] = ""
     uses_summarizer: ClassVar[bool] = False
     system_prompt_hint: ClassVar[str] = ""
+    framework_policy: ClassVar[FrameworkPolicy | None] = None
 
     def apply(
         self,

@@ -58,7 +58,7 @@ ENTRY_POINT_GROUP = "ctxlab.strategies"
 _REGISTRY: dict[str, type[Strategy]] = {}
 _DISCOVERED = False
 _LOCK = threading.RLock()
-_NOT_STRATEGY_MODULES = {"base", "registry"}
+_NOT_STRATEGY_MODULES = {"base", "registry", "provenance", "projection_columns"}
 
 
 class StrategyPluginWarning(UserWarning):
@@ -129,14 +129,22 @@ def _load_entry_point(entry: importlib.metadata.EntryPoint) -> None:
 
 
 def builtin_strategy_classes() -> list[type[Strategy]]:
-    """The Strategy classes defined in this package's own modules, in module order."""
+    """The Strategy classes defined in this package's own modules (and those of its
+    ``frameworks`` subpackage: the framework policies), in module order."""
     import ctxlab.strategies as package
+    import ctxlab.strategies.frameworks as frameworks
 
     found: list[type[Strategy]] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name in _NOT_STRATEGY_MODULES or info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{package.__name__}.{info.name}")
+    names = [
+        f"{pkg.__name__}.{info.name}"
+        for pkg in (package, frameworks)
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
+        if not info.ispkg
+        and info.name not in _NOT_STRATEGY_MODULES
+        and not info.name.startswith("_")
+    ]
+    for module_name in names:
+        module = importlib.import_module(module_name)
         for value in vars(module).values():
             if (
                 inspect.isclass(value)

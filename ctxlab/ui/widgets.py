@@ -391,6 +391,8 @@ def strategy_widgets(
             raw = box.toggle(label, key=key, help=spec.help)
         elif info.kind == "roles":
             raw = box.multiselect(label, [r.value for r in Role], key=key, help=spec.help)
+        elif spec.choices:
+            raw = box.selectbox(label, spec.choices, key=key, help=spec.help)
         elif spec.multiline:
             raw = box.text_area(label, key=key, help=spec.help, height=150)
         else:
