@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from oracle_support import neutral, oracle_chats, run_oracle
 
 from ctxlab.errors import SummarizerError
 from ctxlab.model import Message
@@ -24,7 +25,6 @@ from ctxlab.strategies.frameworks.semantic_kernel_summarization import (
 from ctxlab.strategies.frameworks.semantic_kernel_truncation import SemanticKernelTruncation
 from ctxlab.summarizers import ScriptedSummarizer
 from ctxlab.tokens import get_counter
-from oracle_support import neutral, oracle_chats, run_oracle
 
 SUMMARY = "FIXED SUMMARY: the user and the assistant worked through the task."
 
