@@ -158,9 +158,7 @@ def test_microcompact_alone_when_it_brings_the_chat_under_the_threshold() -> Non
     total = rough_total(chat)
     saving = 5 * (5_000 - math.floor(len(MICROCOMPACT_PLACEHOLDER) / 4 + 0.5))
     # a percentage whose threshold the chat reaches, but not once microcompact has cleared
-    pct = next(
-        p for p in range(1, 101) if total >= math.floor(180_000 * p / 100) > total - saving
-    )
+    pct = next(p for p in range(1, 101) if total >= math.floor(180_000 * p / 100) > total - saving)
     strategy = ClaudeCodeAutoCompact(autocompact_pct_override=pct)
     threshold = strategy.thresholds()[2]
     assert total >= threshold > total - saving
@@ -210,7 +208,9 @@ def test_microcompact_then_summary_sends_the_cleared_results() -> None:
 def test_summary_message_request_and_decisions() -> None:
     chat = oracle_chats()["claude-code-subagent"]
     strategy = ClaudeCodeAutoCompact(autocompact_pct_override=1)
-    reply = "<analysis>\nthinking it over\n</analysis>\n\n<summary>\n1. Primary Request: x\n</summary>"
+    reply = (
+        "<analysis>\nthinking it over\n</analysis>\n\n<summary>\n1. Primary Request: x\n</summary>"
+    )
     summarizer = ScriptedSummarizer([reply])
     result = strategy.apply(chat, COUNTER, summarizer)
     expected = (
@@ -291,9 +291,7 @@ def test_on_every_chat(name: str, pct: int | None) -> None:
     before = copy.deepcopy(chat)
     strategy = ClaudeCodeAutoCompact(autocompact_pct_override=pct, usage=usage)
     report = strategy.trigger(chat, COUNTER)
-    expected_threshold = min(
-        180_000 - 13_000, math.floor(180_000 * pct / 100) if pct else 167_000
-    )
+    expected_threshold = min(180_000 - 13_000, math.floor(180_000 * pct / 100) if pct else 167_000)
     assert report.threshold == expected_threshold
     assert report.fires == (claude_code_count(chat, usage).total >= expected_threshold)
     result = strategy.apply(chat, COUNTER, ScriptedSummarizer(["<summary>s</summary>"]))

@@ -166,7 +166,7 @@ class AnthropicCompact(FrameworkStrategy):
         """What the API reads: leading system messages, then from the latest compaction."""
         start = self._visible(messages)
         pinned = _preamble_end(messages)
-        return (*messages[: min(pinned, start)], *messages[max(start, pinned) :])
+        return (*messages[:pinned], *messages[max(start, pinned) :])
 
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return counter.count_messages(self._prompt(messages))
