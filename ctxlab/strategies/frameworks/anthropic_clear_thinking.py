@@ -36,6 +36,7 @@ from ctxlab.strategies.frameworks._anthropic import (
 )
 
 if TYPE_CHECKING:
+    from ctxlab.counted import CountedChat
     from ctxlab.summarizers import Summarizer
     from ctxlab.tokens import TokenCounter
 
@@ -232,6 +233,13 @@ class AnthropicClearThinking(FrameworkStrategy):
         return (
             "# POST https://api.anthropic.com/v1/messages\n"
             f"# anthropic-beta: {BETA_HEADER}\n" + note + pretty_json(body)
+        )
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        turns = len(thinking_turns(chat.messages))
+        return (
+            f"Anthropic's default for {self.model}: keeps {self._keep_words()}; this chat has "
+            f"{turns:,} thinking turns"
         )
 
     def apply(

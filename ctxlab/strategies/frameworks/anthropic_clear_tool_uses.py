@@ -35,6 +35,7 @@ from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, Tri
 from ctxlab.strategies.frameworks._anthropic import pretty_json
 
 if TYPE_CHECKING:
+    from ctxlab.counted import CountedChat
     from ctxlab.summarizers import Summarizer
     from ctxlab.tokens import TokenCounter
 
@@ -269,6 +270,12 @@ class AnthropicClearToolUses(FrameworkStrategy):
         return (
             "# POST https://api.anthropic.com/v1/messages\n"
             f"# anthropic-beta: {BETA_HEADER}\n" + pretty_json(body)
+        )
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        return (
+            f"Anthropic's defaults: trigger {self.edit.trigger}, keep {self.edit.keep} tool "
+            f"uses (this chat: {chat.total:,} tokens by ctxlab's count)"
         )
 
     # --- apply ----------------------------------------------------------------------------

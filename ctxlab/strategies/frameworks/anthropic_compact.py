@@ -35,6 +35,7 @@ from ctxlab.strategies.frameworks._anthropic import conversation_for_summarizer,
 from ctxlab.summarizers import OfflineSummarizer, SummaryRequest
 
 if TYPE_CHECKING:
+    from ctxlab.counted import CountedChat
     from ctxlab.summarizers import Summarizer
     from ctxlab.tokens import TokenCounter
 
@@ -200,6 +201,12 @@ class AnthropicCompact(FrameworkStrategy):
         return (
             "# POST https://api.anthropic.com/v1/messages\n"
             f"# anthropic-beta: {BETA_HEADER}\n" + pretty_json(body)
+        )
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        return (
+            f"Anthropic's default: compact at {self.edit.trigger:,} input tokens (this chat: "
+            f"{chat.total:,} by ctxlab's count)"
         )
 
     def summary_request(self, messages: Sequence[Message], model: str = "") -> SummaryRequest:

@@ -55,6 +55,7 @@ from ctxlab.strategies.frameworks._anthropic import (
 from ctxlab.summarizers import OfflineSummarizer, SummaryRequest
 
 if TYPE_CHECKING:
+    from ctxlab.counted import CountedChat
     from ctxlab.summarizers import Summarizer
     from ctxlab.tokens import TokenCounter
 
@@ -424,6 +425,13 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
         else:
             lines += ["", "# auto-compact is on by default (the autoCompactEnabled setting)"]
         return "\n".join(lines)
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        threshold = self.thresholds()[2]
+        return (
+            f"Claude Code's own settings on {self.model}: auto-compact at {threshold:,} "
+            f"tokens (this chat: {chat.total:,} by ctxlab's count)"
+        )
 
     # --- apply ----------------------------------------------------------------------------
 
