@@ -16,6 +16,7 @@ from ctxlab.formats import list_conversations, load_chat_file
 from ctxlab.samples import list_samples, sample_path
 from ctxlab.strategies import get_strategy_class, strategy_names, suggested_for
 from ctxlab.strategies.base import Decision
+from ctxlab.strategies.frameworks import FrameworkStrategy
 from ctxlab.tokens import get_counter
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
@@ -48,6 +49,8 @@ def test_first_view_drops_summarizes_or_clears_or_says_why_not(
     chat = load_chat_file(path, name=path.name, conversation=conversation)
     counted = counter.counted(chat.messages)
     for name in strategy_names():
+        if issubclass(get_strategy_class(name), FrameworkStrategy):
+            continue  # a framework opens at its own defaults: see the next test
         strategy = suggested_for(get_strategy_class(name), counted, info.input_room)
         note = strategy.opening_note(counted, info.input_room)
         assert note, f"{name} on {label}: no opening note"
@@ -63,6 +66,35 @@ def test_first_view_drops_summarizes_or_clears_or_says_why_not(
         limit = {"window-drop": "budget", "trim-last": "max_tokens"}.get(name)
         if limit is not None:  # the first view is within the derived budget, not over it
             assert result.tokens_after <= strategy.params()[limit], f"{name} on {label}"
+
+
+FRAMEWORKS = [n for n in strategy_names() if issubclass(get_strategy_class(n), FrameworkStrategy)]
+
+
+@pytest.mark.parametrize(("label", "path", "conversation"), CHATS, ids=[c[0] for c in CHATS])
+def test_a_framework_opens_at_its_defaults_and_says_whether_it_acts(
+    label: str, path: Path, conversation: str | None
+) -> None:
+    """A framework policy opens as its users run it (its defaults, even when they do nothing);
+    its trigger report then says whether it acts on this chat, and a policy that acts or says
+    it fires does so."""
+    counter = get_counter("gpt-4o")
+    info = CATALOG.get("gpt-4o")
+    assert info is not None and FRAMEWORKS
+    chat = load_chat_file(path, name=path.name, conversation=conversation)
+    counted = counter.counted(chat.messages)
+    for name in FRAMEWORKS:
+        cls = get_strategy_class(name)
+        strategy = suggested_for(cls, counted, info.input_room)
+        assert strategy == cls(), f"{name}: the first view is not the framework's defaults"
+        assert isinstance(strategy, FrameworkStrategy)
+        report = strategy.trigger_report(chat.messages, counter)
+        assert report.text, f"{name} on {label}: no trigger sentence"
+        result = strategy.apply(chat.messages, counter)
+        counts = result.decision_counts()
+        acted = counts[Decision.DROPPED] + counts[Decision.SUMMARIZED] + counts[Decision.CLEARED]
+        if acted:
+            assert report.fires, f"{name} on {label} acts but says it does not: {report.text}"
 
 
 def test_the_note_names_the_derived_value_and_the_chat() -> None:

@@ -96,12 +96,12 @@ def test_clear_tool_uses_on_every_oracle_chat(name: str, options: dict[str, obje
     assert all(m.content == PLACEHOLDER for m in result.inserted)
     assert not result.replace
     assert result.tokens_after == COUNTER.count_messages(result.messages)
-    assert strategy.trigger(chat, COUNTER).fires == (measure > int(value))
+    assert strategy.trigger_report(chat, COUNTER).fires == (measure > int(value))
 
 
 def test_default_trigger_is_above_100000_input_tokens() -> None:
     chat = oracle_chats()["coding_agent_session"]
-    report = edit().trigger(chat, COUNTER)
+    report = edit().trigger_report(chat, COUNTER)
     assert report.threshold == 100_000 and not report.fires
     assert "Anthropic's default" in report.text and "Anthropic tokenizes" in report.text
 
@@ -258,7 +258,7 @@ def test_clear_thinking_keeps_the_last_turns(model: str, keep: str, kept_turns: 
     assert result.tokens_after == result.tokens_before
     if cleared:
         assert "ctxlab counts no thinking of earlier turns" in result.warnings[0]
-    assert strategy.trigger(chat, COUNTER).fires == bool(cleared)
+    assert strategy.trigger_report(chat, COUNTER).fires == bool(cleared)
 
 
 def test_a_tool_use_loop_is_one_thinking_turn() -> None:
@@ -283,7 +283,9 @@ def test_clear_thinking_config_and_errors() -> None:
     assert "model's default" in AnthropicClearThinking().config_code()
     with pytest.raises(ParameterError, match="keep"):
         AnthropicClearThinking(keep="thinking_turns=0")
-    report = AnthropicClearThinking(model="claude-opus-4-5").trigger(thinking_session(), COUNTER)
+    report = AnthropicClearThinking(model="claude-opus-4-5").trigger_report(
+        thinking_session(), COUNTER
+    )
     assert not report.fires and report.text.startswith("Never clears")
 
 
@@ -313,7 +315,7 @@ def test_compact_on_every_oracle_chat(name: str, trigger: int) -> None:
     summarizer = ScriptedSummarizer(["SUMMARY"])
     result = strategy.apply(chat, COUNTER, summarizer)
     total = COUNTER.count_messages(chat)
-    assert strategy.trigger(chat, COUNTER).fires == (total >= trigger)
+    assert strategy.trigger_report(chat, COUNTER).fires == (total >= trigger)
     lead = 0
     while lead < len(chat) and chat[lead].role.is_instruction:
         lead += 1

@@ -56,7 +56,7 @@ def test_threshold_of_every_claude_model(info: object) -> None:
     window, max_output = info.context_window, info.max_output  # type: ignore[attr-defined]
     expected = window - min(max_output, 20_000) - 13_000
     strategy = ClaudeCodeAutoCompact(model=info.name)  # type: ignore[attr-defined]
-    report = strategy.trigger([user("hi", "u")], COUNTER)
+    report = strategy.trigger_report([user("hi", "u")], COUNTER)
     assert report.threshold == expected
     assert f"Fires at {expected:,} tokens on {info.name}" in report.text  # type: ignore[attr-defined]
     assert not report.fires
@@ -67,7 +67,7 @@ def test_default_is_167000_on_sonnet_4_5_and_haiku_3_5_reserves_its_smaller_outp
     assert ClaudeCodeAutoCompact(model="claude-3-5-haiku").thresholds()[2] == (
         200_000 - 8_192 - 13_000
     )
-    text = ClaudeCodeAutoCompact().trigger([user("hi", "u")], COUNTER).text
+    text = ClaudeCodeAutoCompact().trigger_report([user("hi", "u")], COUNTER).text
     assert "(window 200,000 − 20,000 output − 13,000)" in text
 
 
@@ -90,7 +90,7 @@ def test_unknown_model_and_override_out_of_range_are_parameter_errors() -> None:
 def test_disable_auto_compact_never_fires() -> None:
     chat = oracle_chats()["codex-rollout"]
     strategy = ClaudeCodeAutoCompact(disable_auto_compact=True, autocompact_pct_override=1)
-    report = strategy.trigger(chat, COUNTER)
+    report = strategy.trigger_report(chat, COUNTER)
     assert not report.fires and report.threshold is None
     assert report.text.startswith("Never fires: DISABLE_AUTO_COMPACT")
     result = strategy.apply(chat, COUNTER, ScriptedSummarizer(["unused"]))
@@ -118,7 +118,7 @@ def test_count_is_the_last_usage_plus_chars_over_4_after_it() -> None:
     assert (count.total, count.anchor) == (expected, anchor)
     strategy = ClaudeCodeAutoCompact(usage=loaded.usage)
     assert strategy.estimate(messages, COUNTER) == expected
-    assert f"this chat is at {expected:,}." in strategy.trigger(messages, COUNTER).text
+    assert f"this chat is at {expected:,}." in strategy.trigger_report(messages, COUNTER).text
 
 
 @pytest.mark.parametrize("name", list(oracle_chats()))
@@ -126,7 +126,7 @@ def test_count_without_usage_is_the_rough_estimate_of_every_message(name: str) -
     chat = oracle_chats()[name]
     expected = sum(plain_rough(m) for m in chat)
     assert ClaudeCodeAutoCompact().estimate(chat, COUNTER) == expected
-    report = ClaudeCodeAutoCompact().trigger(chat, COUNTER)
+    report = ClaudeCodeAutoCompact().trigger_report(chat, COUNTER)
     assert report.exact == COUNTER.count_messages(chat)
     assert "the chat records no usage" in report.text
 
@@ -290,7 +290,7 @@ def test_on_every_chat(name: str, pct: int | None) -> None:
     chat, usage = (chats[name], ()) if name in chats else fixture_chats()[name]
     before = copy.deepcopy(chat)
     strategy = ClaudeCodeAutoCompact(autocompact_pct_override=pct, usage=usage)
-    report = strategy.trigger(chat, COUNTER)
+    report = strategy.trigger_report(chat, COUNTER)
     expected_threshold = min(180_000 - 13_000, math.floor(180_000 * pct / 100) if pct else 167_000)
     assert report.threshold == expected_threshold
     assert report.fires == (claude_code_count(chat, usage).total >= expected_threshold)

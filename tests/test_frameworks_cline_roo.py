@@ -36,7 +36,7 @@ def test_cline_below_the_trigger_keeps_everything(counter: TokenCounter) -> None
     chat = CHATS["coding_agent_session"]
     result = ClineTruncation().apply(chat, counter)
     assert result.messages == tuple(chat)
-    assert not ClineTruncation().trigger(chat, counter).fires
+    assert not ClineTruncation().trigger_report(chat, counter).fires
 
 
 def _plain_chat(n: int) -> list[Message]:
@@ -136,6 +136,6 @@ def test_roo_trigger_and_allowed_tokens(counter: TokenCounter) -> None:
     strategy = RooCodeCondense()  # claude-sonnet-4-5: window 200,000
     assert strategy.allowed_tokens == int(200_000 * 0.9 - 8192)
     chat = CHATS["coding_agent_session"]
-    report = strategy.trigger(chat, counter)
+    report = strategy.trigger_report(chat, counter)
     assert not report.fires and report.threshold == strategy.allowed_tokens + 1
     assert '"autoCondenseContextPercent": 100' in strategy.config_code()

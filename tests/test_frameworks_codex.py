@@ -139,7 +139,7 @@ def test_estimate_is_bytes_over_four_of_the_items() -> None:
 
 def test_default_trigger_sentence_and_never_firing(counter: TokenCounter) -> None:
     chat = oracle_chats()["coding_agent_session"]
-    report = CodexCompact().trigger(chat, counter)
+    report = CodexCompact().trigger_report(chat, counter)
     assert report.threshold == 244_800  # 90% of gpt-5's 272,000 (400,000 - 128,000 output)
     assert not report.fires
     assert report.text.startswith(

@@ -36,8 +36,8 @@ def test_agents_session_decides_every_message_and_keeps_the_input(chat: list[Mes
 def test_agents_session_default_never_fires_and_limit_counts_items(counter: TokenCounter) -> None:
     chat = CHATS["coding_agent_session"]
     _, stored, _ = session_items(chat)
-    assert not OpenAIAgentsSession().trigger(chat, counter).fires
-    report = OpenAIAgentsSession(limit=3).trigger(chat, counter)
+    assert not OpenAIAgentsSession().trigger_report(chat, counter).fires
+    report = OpenAIAgentsSession(limit=3).trigger_report(chat, counter)
     assert report.fires and report.estimate == len(stored) and report.unit == "items"
     assert "SessionSettings(limit=7)" in OpenAIAgentsSession(limit=7).config_code()
     with pytest.raises(ParameterError, match="limit"):
@@ -77,7 +77,7 @@ def test_responses_truncation_disabled_keeps_everything_and_warns(counter: Token
     result = OpenAIResponsesTruncation(model="gpt-4").apply(chat, counter)
     assert result.messages == tuple(chat)
     assert any("400" in w for w in result.warnings)
-    assert not OpenAIResponsesTruncation(model="gpt-4").trigger(chat, counter).fires
+    assert not OpenAIResponsesTruncation(model="gpt-4").trigger_report(chat, counter).fires
     body = json.loads(OpenAIResponsesTruncation(truncation="auto").config_code().split("\n", 1)[1])
     assert body["truncation"] == "auto"
 

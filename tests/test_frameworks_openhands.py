@@ -69,7 +69,7 @@ def test_events_trigger_keeps_first_and_half_window(counter: TokenCounter) -> No
     assert (
         "<EVENT>\nMessageEvent (agent)\n  assistant: a0\n</EVENT>" in request.messages[0]["content"]
     )
-    report = strategy.trigger(chat, counter)
+    report = strategy.trigger_report(chat, counter)
     assert report.fires and report.threshold == 21 and report.unit == "messages"
     assert "this chat has 31" in report.text
 
@@ -104,7 +104,7 @@ def test_tokens_reason_keeps_a_tail_under_half(counter: TokenCounter) -> None:
         k for k in range(1, len(chat) - 1) if counter.count_messages(chat[: 2 + k]) - base > need
     )
     assert [m.id for m in result.messages[3:]] == [m.id for m in chat[2 + k :]]
-    report = strategy.trigger(chat, counter)
+    report = strategy.trigger_report(chat, counter)
     assert report.unit == "tokens" and report.fires and report.estimate == total
 
 

@@ -42,7 +42,9 @@ def test_no_reduction_at_target_plus_threshold(counter: TokenCounter) -> None:
     chat = plain_chat(10)  # 21 messages
     result = SemanticKernelTruncation(target_count=11, threshold_count=10).apply(chat, counter)
     assert result.messages == chat and not result.replace
-    report = SemanticKernelTruncation(target_count=11, threshold_count=10).trigger(chat, counter)
+    report = SemanticKernelTruncation(target_count=11, threshold_count=10).trigger_report(
+        chat, counter
+    )
     assert not report.fires and report.threshold == 22 and report.estimate == 21
     assert report.text.startswith("Reduces at 22 messages (target 11 + threshold 10")
     assert "counts messages" in report.text and "this chat has 21" in report.text

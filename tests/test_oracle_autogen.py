@@ -185,7 +185,7 @@ def test_the_oracle_reproduces_the_known_shapes(oracle_results: list[Any]) -> No
 
 def test_token_limited_default_uses_the_model_limit(counter: TokenCounter) -> None:
     chat = oracle_chats()["coding_agent_session"]
-    report = AutoGenTokenLimited().trigger(chat, counter)
+    report = AutoGenTokenLimited().trigger_report(chat, counter)
     assert report.threshold == get_model("gpt-4o").context_window
     assert not report.fires
     assert all(

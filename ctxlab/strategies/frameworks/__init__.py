@@ -6,7 +6,7 @@ defaults (a default that makes the policy do nothing stays the default), its own
 counter for every decision it takes (``chars / 4``, bytes / 4, tiktoken over content only),
 its placeholders, and its summary prompt, role and position. ``TrimResult.tokens_before`` and
 ``tokens_after`` stay ctxlab's exact counts, so charts show what the model sees, and
-:meth:`FrameworkStrategy.trigger` says where the framework's own estimate is wrong.
+:meth:`FrameworkStrategy.trigger_report` says where the framework's own estimate is wrong.
 
 :class:`FrameworkPolicy` tells the user what was reproduced and how sure it is: run against
 the framework's own code in the tests (``oracle``), ported from its source without running it
@@ -53,8 +53,8 @@ class FrameworkStrategy(Strategy):
 
     Subclasses are frozen dataclasses like every strategy; they set :attr:`framework_policy`,
     keep the framework's parameter names and defaults, decide with the framework's own counter
-    and report :meth:`trigger`. ``suggested`` returns the framework's defaults (what its users
-    run), not values scaled to the chat: when those do nothing, :meth:`trigger` says so.
+    and report :meth:`trigger_report`. ``suggested`` returns the framework's defaults (what its users
+    run), not values scaled to the chat: when those do nothing, :meth:`trigger_report` says so.
     """
 
     framework_policy: ClassVar[FrameworkPolicy]
@@ -65,9 +65,12 @@ class FrameworkStrategy(Strategy):
         when the policy counts no tokens (a message-count window)."""
         return None
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         """When this configuration acts on ``messages`` (the whole chat), in the framework's
-        terms, with ctxlab's exact count beside the framework's estimate."""
+        terms, with ctxlab's exact count beside the framework's estimate.
+
+        Not named ``trigger``: that is a parameter of many frameworks, and a dataclass field of
+        that name would hide the method."""
         raise NotImplementedError
 
     def config_code(self) -> str:

@@ -198,7 +198,7 @@ class AnthropicClearThinking(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return None
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         turns = len(thinking_turns(messages))
         kept = self.kept_turns()
         exact = counter.count_messages(messages)

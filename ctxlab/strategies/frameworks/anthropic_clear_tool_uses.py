@@ -229,7 +229,7 @@ class AnthropicClearToolUses(FrameworkStrategy):
         )
         return measure > value, measure
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         kind, value = parse_trigger(self.edit.trigger)
         fires, measure = self._fires(messages, counter)
         exact = counter.count_messages(messages)

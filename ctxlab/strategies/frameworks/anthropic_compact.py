@@ -172,7 +172,7 @@ class AnthropicCompact(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return counter.count_messages(self._prompt(messages))
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         count = counter.count_messages(self._prompt(messages))
         fires = count >= self.edit.trigger
         default = " (Anthropic's default)" if self.edit.trigger == 150_000 else ""
@@ -233,7 +233,7 @@ class AnthropicCompact(FrameworkStrategy):
         self, messages: Sequence[Message], counter: TokenCounter, model: str | None = None
     ) -> SummaryRequest | None:
         """The request :meth:`apply` would send, or None when it would not compact."""
-        if not self.trigger(messages, counter).fires:
+        if not self.trigger_report(messages, counter).fires:
             return None
         return self.summary_request(messages, model or "")
 
@@ -267,7 +267,9 @@ class AnthropicCompact(FrameworkStrategy):
             warnings=tuple(notes),
             strategy=self.name,
         )
-        if not self.trigger(messages, counter).fires or max(pinned, visible) == len(messages):
+        if not self.trigger_report(messages, counter).fires or max(pinned, visible) == len(
+            messages
+        ):
             return untouched
         if summarizer is None:
             summarizer = OfflineSummarizer()

@@ -95,7 +95,7 @@ class AutoGenBuffered(FrameworkStrategy):
         kept = buffered_units([u.kind for u in ctx.units], self.buffer_size)
         return context_result(ctx, kept, strategy=self.name, counter=counter)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         ctx = autogen_context(messages, counter)
         n = len(ctx.units)
         fires = n > self.buffer_size

@@ -168,7 +168,7 @@ class AutoGenHeadAndTail(FrameworkStrategy):
             counter=counter,
         )
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         ctx = autogen_context(messages, counter)
         n = len(ctx.units)
         threshold = self.head_size + self.tail_size

@@ -176,7 +176,7 @@ class AutoGenTokenLimited(FrameworkStrategy):
         warnings = orphan_warnings(ctx, kept, ISSUE_7955)
         return context_result(ctx, kept, strategy=self.name, warnings=warnings, counter=counter)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         ctx = autogen_context(messages, counter)
         count = ctx.context_tokens
         limit = self.limit

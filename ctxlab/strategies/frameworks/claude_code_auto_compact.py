@@ -367,7 +367,7 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return claude_code_count(messages, self.usage).total
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         info = claude_model(self.model)
         window, effective, threshold = self.thresholds()
         count = claude_code_count(messages, self.usage)

@@ -219,7 +219,7 @@ class ClineTruncation(FrameworkStrategy):
             strategy=self.name,
         )
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         exact = counter.count_messages(messages)
         used = self.estimate(messages, counter) or 0
         info = model_info(self.model)

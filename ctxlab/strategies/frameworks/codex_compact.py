@@ -340,7 +340,7 @@ class CodexCompact(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return codex_estimate(messages)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         estimate = codex_estimate(messages)
         limit = self.auto_compact_limit
         if self.model_auto_compact_token_limit is not None:

@@ -358,12 +358,21 @@ class OpenAIAgentsSession(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return None
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         _, stored, new_input = session_items(messages)
         exact = counter.count_messages(messages)
         n = len(stored)
         new = " plus the new user message" if new_input else ""
         if self.limit is None or self.limit < 0:
+            merged = self.apply(messages, counter).decision_counts()
+            if merged[Decision.DROPPED] or merged[Decision.CLEARED]:
+                # reused call ids: the SDK's merge de-duplicates items even without a limit
+                text = (
+                    f"No limit: {_limit_text(self.limit)} (the SDK's default) keeps all {n:,} "
+                    f"stored items{new}, but this chat reuses tool-call ids and the SDK's "
+                    "de-duplication of items by call_id leaves some out on every run."
+                )
+                return TriggerReport(True, None, "items", n, exact, text, "OpenAI Agents SDK")
             text = (
                 f"Never trims: {_limit_text(self.limit)} (the SDK's default) sends all {n:,} "
                 f"stored items{new}; set limit=N to send only the last N."

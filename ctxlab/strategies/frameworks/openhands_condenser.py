@@ -472,7 +472,7 @@ class OpenHandsCondenser(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return None if self.max_tokens is None else counter.count_messages(messages)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         n = len(messages)
         at = self.max_size + 1
         events_fire = n > self.max_size

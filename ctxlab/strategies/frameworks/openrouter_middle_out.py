@@ -198,7 +198,7 @@ class OpenRouterMiddleOut(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return counter.count_messages(messages)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         exact = counter.count_messages(messages)
         window = self.window
         where = f"{self.model} (window {window:,})"

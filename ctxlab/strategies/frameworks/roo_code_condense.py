@@ -303,7 +303,7 @@ class RooCodeCondense(FrameworkStrategy):
             strategy=self.name,
         )
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         exact = counter.count_messages(messages)
         window = self.window
         allowed = self.allowed_tokens

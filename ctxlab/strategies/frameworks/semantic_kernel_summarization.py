@@ -368,7 +368,7 @@ class SemanticKernelSummarization(FrameworkStrategy):
             strategy=self.name,
         )
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         return reduction_trigger(
             self.framework_policy.framework, messages, self.target_count, self.threshold_count
         )
