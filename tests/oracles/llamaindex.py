@@ -29,8 +29,8 @@ os.environ.setdefault(
     os.path.join(os.path.dirname(llama_index.core.__file__), "_static", "tiktoken_cache"),
 )
 
-from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
-from llama_index.core.memory import ChatMemoryBuffer, Memory  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import ChatMemoryBuffer, Memory
 
 
 def to_chat_message(item: dict[str, Any]) -> ChatMessage:

@@ -67,7 +67,11 @@ def _manage_queue(
                 if queue and roles[queue[0]] is not Role.USER:
                     to_flush.append(queue.pop(0))
                 turn_start = next(
-                    (i for i in range(len(to_flush) - 1, -1, -1) if roles[to_flush[i]] is Role.USER),
+                    (
+                        i
+                        for i in range(len(to_flush) - 1, -1, -1)
+                        if roles[to_flush[i]] is Role.USER
+                    ),
                     -1,
                 )
                 if turn_start >= 0:
