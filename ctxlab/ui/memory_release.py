@@ -135,9 +135,23 @@ def _reap(cache: Any) -> int:
             session.shutdown()
             # The server's send loop keeps the last session it served in a local variable
             # until it serves another: a shut-down session's state must not hold its chat.
-            clear = getattr(getattr(session, "session_state", None), "clear", None)
+            state = getattr(session, "session_state", None)
+            clear = getattr(state, "clear", None)
             if callable(clear):
                 clear()
+            # SessionState.clear() empties the widgets' values but not their metadata, whose
+            # callbacks and callback arguments (a button's on_click args hold the page's
+            # Workspace, its functions the page's globals) keep the session's chat alive.
+            widgets = getattr(state, "_new_widget_state", None)
+            metadata = getattr(widgets, "widget_metadata", None)
+            if isinstance(metadata, dict):
+                metadata.clear()
+            # The session's fragments are closures over the page's globals (its Workspace).
+            fragments = getattr(session, "_fragment_storage", None)
+            for forget in ("clear", "clear_outside_wrappers"):
+                method = getattr(fragments, forget, None)
+                if callable(method):
+                    method()
     return len(removed)
 
 
