@@ -1,3 +1,4 @@
+# ruff: noqa: E402  (the imports follow the sys.path fix below)
 """Oracle: LangChain's own code on ctxlab's chats (runs only in the frameworks environment).
 
 Reads ``{"cases": [...]}`` on standard input and prints ``{"results": [...]}``, one result per
@@ -39,7 +40,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     convert_to_messages,
     trim_messages,
 )
@@ -94,14 +94,15 @@ class RecordingModel(BaseChatModel):
     summary: str = "FIXED SUMMARY"
     summary_marker: str = ""
     llm_kind: str = "oracle-chat"
-    requests: list[list[BaseMessage]] = []
+    requests: list[list[BaseMessage]] = []  # noqa: RUF012  (a pydantic field)
 
     @property
     def _llm_type(self) -> str:
         return self.llm_kind
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.requests.append(list(messages))
         is_summary = (
             len(messages) == 1
@@ -168,8 +169,7 @@ def run_summarization(case: dict[str, Any]) -> dict[str, Any]:
     state_in = to_langchain(state)
     done = agent.invoke({"messages": state_in})
     summary_prompts = [
-        r[0].content for r in model.requests
-        if len(r) == 1 and case["summary_marker"] in r[0].text
+        r[0].content for r in model.requests if len(r) == 1 and case["summary_marker"] in r[0].text
     ]
     main = [r for r in model.requests if not (len(r) == 1 and case["summary_marker"] in r[0].text)]
     return {

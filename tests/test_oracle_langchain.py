@@ -1,0 +1,198 @@
+"""ctxlab's LangChain policies against LangChain's own code (langchain 1.5.2, core 1.8.3).
+
+One oracle subprocess (``tests/oracles/langchain.py``) runs every case: LangChain's
+``count_tokens_approximately``, ``trim_messages``, and agents built with ``create_agent`` around
+``SummarizationMiddleware`` and ``ContextEditingMiddleware`` with a fake chat model that records
+its requests and answers the summary request with a fixed text. Each case compares what ctxlab
+keeps, drops, clears and summarizes with what LangChain did on the same chat, the placeholder
+texts, the summary message (text and position) and the summarizer's prompt, character for
+character. Settings are derived from each chat (a budget of half its LangChain count, ...) so
+that every policy acts on every chat; LangChain's defaults are run too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from ctxlab.model import Message, Role, ToolCall
+from ctxlab.strategies.base import TrimResult
+from ctxlab.strategies.frameworks._langchain import (
+    ANTHROPIC_CHARS_PER_TOKEN,
+    approximate_tokens,
+    count_tokens_approximately,
+)
+from ctxlab.strategies.frameworks.langchain_trim_messages import LangChainTrimMessages
+from ctxlab.tokens import get_counter
+from tests.oracle_support import neutral, oracle_chats, run_oracle
+
+FIXED_SUMMARY = "FIXED SUMMARY: the user asked for things; the assistant did them."
+
+# Tool-call arguments LangChain cannot parse, or parses to nothing: they must count and render
+# the way langchain_openai reads them (invalid calls are neither counted nor rendered).
+ODD_ARGUMENTS_CHAT: tuple[Message, ...] = (
+    Message(Role.SYSTEM, "You are terse.", "s0"),
+    Message(Role.DEVELOPER, "Prefer tools.", "d0"),
+    Message(Role.USER, "Look things up.\nTwo lines.\nThree.", "u1", name="ann"),
+    Message(
+        Role.ASSISTANT,
+        "Calling.",
+        "a1",
+        tool_calls=(
+            ToolCall("c1", "search", '{"q": "caf\\u00e9 <b> & \'x\'", "n": 1.50, "k": null}'),
+            ToolCall("c2", "broken", "{not json"),
+            ToolCall("c3", "empty", ""),
+            ToolCall("c4", "listy", "[1, 2]"),
+            ToolCall("c5", "nullish", "null"),
+        ),
+    ),
+    Message(Role.TOOL, "result one\nline two\nline three", "t1", name="search", tool_call_id="c1"),
+    Message(Role.TOOL, "broken result", "t2", tool_call_id="c2"),
+    Message(Role.TOOL, "empty result", "t3", tool_call_id="c3"),
+    Message(Role.TOOL, "list result", "t4", tool_call_id="c4"),
+    Message(Role.TOOL, "null result", "t5", tool_call_id="c5"),
+    Message(Role.ASSISTANT, "", "a2", tool_calls=(ToolCall(None, "legacy", '{"x": 1}'),)),
+    Message(Role.FUNCTION, "legacy result", "f1", name="legacy"),
+    Message(Role.ASSISTANT, "Done: " + "x" * 300, "a3"),
+    Message(Role.USER, "Thanks\n" * 40, "u2"),
+    Message(Role.ASSISTANT, "Welcome.", "a4"),
+)
+
+
+def chats() -> dict[str, tuple[Message, ...]]:
+    return {**oracle_chats(), "odd-arguments": ODD_ARGUMENTS_CHAT}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One comparison: the payload for the oracle and how to check its answer."""
+
+    chat: str
+    label: str
+    payload: dict[str, Any]
+    check: Callable[[dict[str, Any]], None]
+
+    @property
+    def id(self) -> str:
+        return f"{self.payload['policy']}-{self.chat}-{self.label}"
+
+
+COUNTER = get_counter("gpt-4o")
+
+
+# -- count_tokens_approximately -------------------------------------------------------------------
+
+
+def count_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
+    out = []
+    for cpt in (4.0, ANTHROPIC_CHARS_PER_TOKEN):
+
+        def check(result: dict[str, Any], cpt: float = cpt) -> None:
+            assert [approximate_tokens(m, cpt) for m in messages] == result["each"]
+            assert count_tokens_approximately(messages, cpt) == result["total"]
+
+        payload = {"policy": "count", "chat": neutral(messages), "chars_per_token": cpt}
+        out.append(Case(name, f"cpt{cpt}", payload, check))
+    return out
+
+
+# -- trim_messages --------------------------------------------------------------------------------
+
+
+def _lc_types(text: str) -> list[str] | None:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    return names or None
+
+
+def trim_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
+    total = count_tokens_approximately(messages)
+    settings: list[tuple[str, LangChainTrimMessages]] = [
+        ("defaults-half", LangChainTrimMessages(max_tokens=total // 2)),
+        (
+            "system-human-partial",
+            LangChainTrimMessages(
+                max_tokens=total // 3,
+                include_system=True,
+                start_on="human",
+                allow_partial=True,
+            ),
+        ),
+        (
+            "first-partial-end-ai",
+            LangChainTrimMessages(
+                max_tokens=total // 2, strategy="first", allow_partial=True, end_on="ai"
+            ),
+        ),
+        (
+            "len-end-human-tool",
+            LangChainTrimMessages(
+                max_tokens=max(len(messages) // 2, 1),
+                token_counter="len",
+                include_system=True,
+                end_on="human, tool",
+            ),
+        ),
+        (
+            "tiny-partial",
+            LangChainTrimMessages(
+                max_tokens=min(300, total), allow_partial=True, start_on="human, ai"
+            ),
+        ),
+    ]
+    out = []
+    for label, strategy in settings:
+        params = {
+            "max_tokens": strategy.max_tokens,
+            "strategy": strategy.strategy,
+            "allow_partial": strategy.allow_partial,
+            "include_system": strategy.include_system,
+            "start_on": _lc_types(strategy.start_on),
+            "end_on": _lc_types(strategy.end_on),
+            "token_counter": strategy.token_counter,
+        }
+
+        def check(result: dict[str, Any], strategy: LangChainTrimMessages = strategy) -> None:
+            mine = strategy.apply(messages, COUNTER)
+            theirs = result["messages"]
+            assert [m.id for m in mine.messages] == [m["id"] for m in theirs]
+            assert [m.content for m in mine.messages] == [m["content"] for m in theirs]
+            _check_decisions(messages, mine)
+
+        payload = {"policy": "trim", "chat": neutral(messages), "params": params}
+        out.append(Case(name, label, payload, check))
+    return out
+
+
+def _check_decisions(messages: tuple[Message, ...], result: TrimResult) -> None:
+    """Every input id has a decision, and the sent ids are exactly the sent decisions."""
+    assert set(result.decisions) == {m.id for m in messages}
+    sent = {m.id for m in result.messages}
+    assert {i for i, d in result.decisions.items() if d.is_sent} == sent
+
+
+# -- all cases, one oracle run --------------------------------------------------------------------
+
+
+def all_cases() -> list[Case]:
+    out: list[Case] = []
+    for name, messages in chats().items():
+        out += count_cases(name, messages)
+        out += trim_cases(name, messages)
+    return out
+
+
+CASES = all_cases()
+
+
+@pytest.fixture(scope="module")
+def oracle_results() -> dict[str, dict[str, Any]]:
+    results = run_oracle("langchain", [c.payload for c in CASES])
+    return {c.id: r for c, r in zip(CASES, results, strict=True)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_agrees_with_langchain(case: Case, oracle_results: dict[str, dict[str, Any]]) -> None:
+    case.check(oracle_results[case.id])
