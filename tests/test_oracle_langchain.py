@@ -12,18 +12,26 @@ that every policy acts on every chat; LangChain's defaults are run too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from ctxlab.model import Message, Role, ToolCall
-from ctxlab.strategies.base import TrimResult
+from ctxlab.strategies.base import Decision, TrimResult
 from ctxlab.strategies.frameworks._langchain import (
     ANTHROPIC_CHARS_PER_TOKEN,
     approximate_tokens,
     count_tokens_approximately,
+    lc_type,
+    parsed_tool_calls,
+)
+from ctxlab.strategies.frameworks.langchain_clear_tool_uses import (
+    ClearToolUsesEdit,
+    LangChainClearToolUses,
 )
 from ctxlab.strategies.frameworks.langchain_trim_messages import LangChainTrimMessages
 from ctxlab.tokens import get_counter
@@ -173,6 +181,78 @@ def _check_decisions(messages: tuple[Message, ...], result: TrimResult) -> None:
     assert {i for i, d in result.decisions.items() if d.is_sent} == sent
 
 
+# -- ContextEditingMiddleware + ClearToolUsesEdit ---------------------------------------------------
+
+
+def _state(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The agent's state: the chat without its leading system prompt (the system slot)."""
+    return messages[1:] if messages and messages[0].role.is_instruction else messages
+
+
+def _sent(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """What the model received, in the oracle's terms (JSON round trip for the arguments)."""
+    out = []
+    for m in messages:
+        item: dict[str, Any] = {"type": lc_type(m), "content": m.content}
+        if m.role is Role.ASSISTANT:
+            item["tool_calls"] = parsed_tool_calls(m)
+        out.append(item)
+    return json.loads(json.dumps(out, default=str))
+
+
+def _theirs(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keys = ("type", "content", "tool_calls")
+    return [{k: m[k] for k in keys if k in m} for m in messages]
+
+
+def clear_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
+    half = count_tokens_approximately(_state(messages)) // 2
+    names = Counter(m.name or "" for m in messages if m.role is Role.TOOL)
+    names.update(
+        c.name for m in messages for c in m.tool_calls if m.role is Role.ASSISTANT and c.id
+    )
+    busiest = names.most_common(1)[0][0] if names else "none"
+    settings = [
+        ("defaults", ClearToolUsesEdit()),
+        ("half-keep1", ClearToolUsesEdit(trigger=half, keep=1)),
+        (
+            "half-at-least-inputs",
+            ClearToolUsesEdit(trigger=half, clear_at_least=half // 5, clear_tool_inputs=True),
+        ),
+        (
+            "zero-exclude",
+            ClearToolUsesEdit(trigger=0, keep=0, exclude_tools=busiest, placeholder="<gone>"),
+        ),
+    ]
+    out = []
+    for label, edit in settings:
+        strategy = LangChainClearToolUses(edit=edit)
+        params = {
+            "trigger": edit.trigger,
+            "clear_at_least": edit.clear_at_least,
+            "keep": edit.keep,
+            "clear_tool_inputs": edit.clear_tool_inputs,
+            "exclude_tools": sorted(edit.excluded),
+            "placeholder": edit.placeholder,
+        }
+
+        def check(result: dict[str, Any], strategy: LangChainClearToolUses = strategy) -> None:
+            mine = strategy.apply(messages, COUNTER)
+            theirs = result["request"]
+            assert _sent(mine.messages) == _theirs(theirs)
+            state = [m for m in theirs if m["type"] != "system" or m["id"] is not None]
+            sent_ids = [m.id for m in mine.messages if m.id in {t["id"] for t in state}]
+            assert sent_ids == [m["id"] for m in state]
+            cleared = {m.id for m in mine.inserted}
+            assert cleared == {i for i, d in mine.decisions.items() if d is Decision.CLEARED}
+            _check_decisions(messages, mine)
+            assert not mine.replace
+
+        payload = {"policy": "clear", "chat": neutral(messages), "params": params}
+        out.append(Case(name, label, payload, check))
+    return out
+
+
 # -- all cases, one oracle run --------------------------------------------------------------------
 
 
@@ -181,6 +261,7 @@ def all_cases() -> list[Case]:
     for name, messages in chats().items():
         out += count_cases(name, messages)
         out += trim_cases(name, messages)
+        out += clear_cases(name, messages)
     return out
 
 
