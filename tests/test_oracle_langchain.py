@@ -33,7 +33,12 @@ from ctxlab.strategies.frameworks.langchain_clear_tool_uses import (
     ClearToolUsesEdit,
     LangChainClearToolUses,
 )
+from ctxlab.strategies.frameworks.langchain_summarization import (
+    LangChainSummarization,
+    SummarizationMiddleware,
+)
 from ctxlab.strategies.frameworks.langchain_trim_messages import LangChainTrimMessages
+from ctxlab.summarizers import ScriptedSummarizer
 from ctxlab.tokens import get_counter
 from tests.oracle_support import neutral, oracle_chats, run_oracle
 
@@ -71,7 +76,7 @@ ODD_ARGUMENTS_CHAT: tuple[Message, ...] = (
 
 
 def chats() -> dict[str, tuple[Message, ...]]:
-    return {**oracle_chats(), "odd-arguments": ODD_ARGUMENTS_CHAT}
+    return {**oracle_chats(), "odd-arguments": ODD_ARGUMENTS_CHAT, "bug-38352": BUG_38352_CHAT}
 
 
 @dataclass(frozen=True)
@@ -176,12 +181,13 @@ def trim_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
 
 def _check_decisions(messages: tuple[Message, ...], result: TrimResult) -> None:
     """Every input id has a decision, and the sent ids are exactly the sent decisions."""
-    assert set(result.decisions) == {m.id for m in messages}
-    sent = {m.id for m in result.messages}
+    ids = {m.id for m in messages}
+    assert set(result.decisions) == ids
+    sent = {m.id for m in result.messages} & ids
     assert {i for i, d in result.decisions.items() if d.is_sent} == sent
 
 
-# -- ContextEditingMiddleware + ClearToolUsesEdit ---------------------------------------------------
+# -- ContextEditingMiddleware + ClearToolUsesEdit ----------------------------------------------
 
 
 def _state(messages: tuple[Message, ...]) -> tuple[Message, ...]:
@@ -253,6 +259,132 @@ def clear_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
     return out
 
 
+# -- SummarizationMiddleware -----------------------------------------------------------------------
+
+BUG_38352_CHAT: tuple[Message, ...] = (
+    Message(Role.SYSTEM, "You run two lookups at once.", "b0"),
+    Message(Role.USER, "Find both.", "b1"),
+    Message(Role.ASSISTANT, "", "b2", tool_calls=(ToolCall("x1", "lookup", '{"k": 1}'),)),
+    Message(Role.ASSISTANT, "", "b3", tool_calls=(ToolCall("y1", "lookup", '{"k": 2}'),)),
+    Message(Role.TOOL, "first", "b4", tool_call_id="x1"),
+    Message(Role.TOOL, "second", "b5", tool_call_id="y1"),
+    Message(Role.ASSISTANT, "Both found.", "b6"),
+    Message(Role.USER, "Thanks.", "b7"),
+    Message(Role.ASSISTANT, "Welcome.", "b8"),
+)
+"""Tool results at the cut answering two AI messages (langchain-ai/langchain#38352)."""
+
+
+def summarization_settings(
+    messages: tuple[Message, ...],
+) -> list[tuple[str, SummarizationMiddleware]]:
+    state = _state(messages)
+    half = count_tokens_approximately(state) // 2
+    quarter_share = max(count_tokens_approximately(state) / 4 / 128_000, 1e-6)
+    n = len(state)
+    return [
+        ("defaults", SummarizationMiddleware()),
+        ("tokens-half", SummarizationMiddleware(trigger=f"tokens={max(half, 1)}")),
+        (
+            "messages-or-fraction",
+            SummarizationMiddleware(
+                trigger=f"messages={max(n // 2, 1)} | fraction=0.9",
+                keep=f"messages={max(n // 4, 1)}",
+            ),
+        ),
+        (
+            "and-keep-tokens-claude",
+            SummarizationMiddleware(
+                trigger=f"tokens={max(half // 2, 1)} & messages=2",
+                keep=f"tokens={max(half // 2, 1)}",
+                model="claude-sonnet-4-5",
+                trim_tokens_to_summarize=None,
+            ),
+        ),
+        (
+            "keep-fraction-trim-small",
+            SummarizationMiddleware(
+                trigger="tokens=1",
+                keep=f"fraction={quarter_share:.6f}",
+                trim_tokens_to_summarize=300,
+            ),
+        ),
+        (
+            "keep-one-prompt",
+            SummarizationMiddleware(
+                trigger="messages=2",
+                keep="messages=1",
+                summary_prompt="Summarize {{briefly}}:\n{messages}\n\n",
+            ),
+        ),
+    ]
+
+
+def _lc_trigger(mw: SummarizationMiddleware) -> Any:
+    clauses = [
+        [kind, int(v) if kind != "fraction" else v]
+        if len(clause) == 1
+        else {k: (int(x) if k != "fraction" else x) for k, x in clause}
+        for clause in mw.clauses
+        for kind, v in [clause[0]]
+    ]
+    if not clauses:
+        return None
+    if len(clauses) == 1:
+        return clauses[0] if isinstance(clauses[0], dict) else [clauses[0]]
+    return clauses
+
+
+def summarization_cases(name: str, messages: tuple[Message, ...]) -> list[Case]:
+    out = []
+    for label, mw in summarization_settings(messages):
+        strategy = LangChainSummarization(middleware=mw)
+        kind, value = mw.keep_size
+        params: dict[str, Any] = {
+            "trigger": _lc_trigger(mw),
+            "keep": [kind, int(value) if kind != "fraction" else value],
+            "trim_tokens_to_summarize": mw.trim_tokens_to_summarize,
+            "summary_prompt": mw.summary_prompt,
+            "max_input_tokens": mw.max_input_tokens,
+            "llm_type": "anthropic-chat" if mw.chars_per_token != 4.0 else "oracle-chat",
+        }
+        marker = mw.summary_prompt.format(messages="\x00").split("\x00")[0][:40]
+
+        def check(result: dict[str, Any], strategy: LangChainSummarization = strategy) -> None:
+            summarizer = ScriptedSummarizer([FIXED_SUMMARY])
+            mine = strategy.apply(messages, COUNTER, summarizer)
+            state = result["state"]
+            assert state[-1]["content"] == "oracle: done"
+            state = state[:-1]
+            system = 1 if messages and messages[0].role.is_instruction else 0
+            sent = mine.messages[system:]
+            assert [m.content for m in sent] == [m["content"] for m in state]
+            assert [lc_type(m) for m in sent] == [m["type"] for m in state]
+            if mine.inserted:
+                (summary,) = mine.inserted
+                assert sent[0] is summary and summary.role is Role.USER
+                assert [m.id for m in sent[1:]] == [m["id"] for m in state[1:]]
+                assert mine.replace
+            else:
+                assert [m.id for m in sent] == [m["id"] for m in state]
+            prompts = [] if mine.summary_request is None else [mine.summary_request]
+            assert [r.messages[0]["content"] for r in prompts] == result["summary_prompts"]
+            assert all(r.messages[0]["role"] == "user" and len(r.messages) == 1 for r in prompts)
+            main = result["main_request"]
+            assert [m.content for m in mine.messages] == [m["content"] for m in main]
+            _check_decisions(messages, mine)
+
+        payload = {
+            "policy": "summarization",
+            "chat": neutral(messages),
+            "params": params,
+            "summary": FIXED_SUMMARY,
+            "summary_marker": marker,
+        }
+        out.append(Case(name, label, payload, check))
+    return out
+
+
 # -- all cases, one oracle run --------------------------------------------------------------------
 
 
@@ -262,6 +394,7 @@ def all_cases() -> list[Case]:
         out += count_cases(name, messages)
         out += trim_cases(name, messages)
         out += clear_cases(name, messages)
+        out += summarization_cases(name, messages)
     return out
 
 
