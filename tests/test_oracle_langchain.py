@@ -309,6 +309,7 @@ def summarization_settings(
                 trim_tokens_to_summarize=300,
             ),
         ),
+        ("keep-five", SummarizationMiddleware(trigger="messages=2", keep="messages=5")),
         (
             "keep-one-prompt",
             SummarizationMiddleware(
@@ -410,3 +411,16 @@ def oracle_results() -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_agrees_with_langchain(case: Case, oracle_results: dict[str, dict[str, Any]]) -> None:
     case.check(oracle_results[case.id])
+
+
+def test_bug_38352_is_reproduced_and_flagged(oracle_results: dict[str, dict[str, Any]]) -> None:
+    """keep=5 cuts on the first of two results answering two AI messages: LangChain keeps the
+    result of the older call and summarizes the call; ctxlab does the same and warns."""
+    strategy = LangChainSummarization(
+        middleware=SummarizationMiddleware(trigger="messages=2", keep="messages=5")
+    )
+    result = strategy.apply(BUG_38352_CHAT, COUNTER, ScriptedSummarizer([FIXED_SUMMARY]))
+    assert [m.id for m in result.messages[2:]] == ["b3", "b4", "b5", "b6", "b7", "b8"]
+    assert any("langchain-ai/langchain#38352" in w and "'b4'" in w for w in result.warnings)
+    theirs = oracle_results["summarization-bug-38352-keep-five"]["state"]
+    assert [m["id"] for m in theirs[1:-1]] == ["b3", "b4", "b5", "b6", "b7", "b8"]
