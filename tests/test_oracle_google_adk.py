@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from oracle_support import neutral, oracle_chats, run_oracle
 
+from ctxlab.model import Message, Role, ToolCall
 from ctxlab.strategies.base import Decision
 from ctxlab.strategies.frameworks.google_adk_compaction import (
     GoogleAdkCompaction,
@@ -28,9 +29,53 @@ SUMMARY = "Conversation Language: English. The user asked for help; tools: looku
 
 SLIDING = ((2, 1), (3, 0), (1, 0))
 
+LONG_SUMMARY = "Conversation Language: English. " + "The agent read files and ran tests. " * 60
+"""A summary of about 2,000 characters: ADK refuses a range no larger than the previous summary
+(``_is_range_worth_compacting``), so with it some windows are skipped."""
+
+
+def _odd_chat() -> tuple[Message, ...]:
+    """Shapes the real chats lack: a tool call never answered (then a dead call in an older
+    invocation), an id-less call answered by name, invalid and non-object JSON arguments, an
+    empty assistant message, a later system message, a tool result without its call, quotes
+    and non-ASCII text."""
+    u, a, t = Role.USER, Role.ASSISTANT, Role.TOOL
+    big = "x" * 2500
+    return (
+        Message(Role.SYSTEM, "You are terse.", "s0"),
+        Message(u, 'Grüße! Look up "order" 1.', "m1"),
+        Message(a, "", "m2", tool_calls=(ToolCall("c1", "lookup", '{"id": 1, "q": "ü"}'),)),
+        Message(t, big, "m3", tool_call_id="c1"),
+        Message(a, "Found it.", "m4"),
+        Message(u, "And order 2?", "m5"),
+        Message(a, "Checking", "m6", tool_calls=(ToolCall("c2", "lookup", "not json"),)),
+        Message(u, "Never mind, list files.", "m7"),
+        Message(a, "", "m8", tool_calls=(ToolCall(None, "ls", ""),)),
+        Message(Role.FUNCTION, "a.py b.py", "m9", name="ls"),
+        Message(a, "", "m10"),
+        Message(Role.SYSTEM, "Reminder: be terse.", "m11"),
+        Message(u, "Run both.", "m12"),
+        Message(
+            a,
+            "",
+            "m13",
+            tool_calls=(ToolCall("c3", "run", "[1, 2]"), ToolCall("c4", "run", '{"f": "b.py"}')),
+        ),
+        Message(t, "ok a", "m14", tool_call_id="c3"),
+        Message(t, "ok b", "m15", tool_call_id="c4"),
+        Message(t, "stray", "m16", tool_call_id="c9"),
+        Message(a, "Both ran.", "m17"),
+        Message(u, "Thanks.", "m18"),
+        Message(a, "Anything else?", "m19", tool_calls=(ToolCall("c5", "ask", "{}"),)),
+    )
+
+
+def _chats() -> dict[str, tuple[Message, ...]]:
+    return {**oracle_chats(), "odd-shapes": _odd_chat()}
+
 
 def _settings(chat_name: str) -> list[dict[str, int | None]]:
-    chat = oracle_chats()[chat_name]
+    chat = _chats()[chat_name]
     estimate = GoogleAdkCompaction().estimate(chat, get_counter()) or 0
     out: list[dict[str, int | None]] = [
         {
@@ -68,13 +113,16 @@ def _settings(chat_name: str) -> list[dict[str, int | None]]:
     return out
 
 
-CASES: list[tuple[str, dict[str, int | None]]] = [
-    (name, params) for name in oracle_chats() for params in _settings(name)
-]
+CASES: list[tuple[str, dict[str, int | None], str]] = (
+    [(name, params, SUMMARY) for name in _chats() for params in _settings(name)]
+    + [(name, {**_settings(name)[3]}, LONG_SUMMARY) for name in _chats()]
+    + [(name, {**_settings(name)[4]}, LONG_SUMMARY) for name in _chats()]
+)
 
 
-def _case_id(case: tuple[str, dict[str, int | None]]) -> str:
-    name, p = case
+def _case_id(case: tuple[str, dict[str, int | None], str]) -> str:
+    name, p, summary = case
+    name += "-long" if summary == LONG_SUMMARY else ""
     sliding = f"i{p['compaction_interval']}o{p['overlap_size']}"
     return f"{name}-{sliding}-t{p['token_threshold']}r{p['event_retention_size']}"
 
@@ -82,20 +130,20 @@ def _case_id(case: tuple[str, dict[str, int | None]]) -> str:
 @pytest.fixture(scope="module")
 def oracle_results() -> list[dict[str, Any]]:
     payload = [
-        {"chat": neutral(oracle_chats()[name]), "params": params, "summary": SUMMARY}
-        for name, params in CASES
+        {"chat": neutral(_chats()[name]), "params": params, "summary": summary}
+        for name, params, summary in CASES
     ]
     return run_oracle("google_adk", payload)
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[_case_id(c) for c in CASES])
 def test_matches_adk(index: int, oracle_results: list[dict[str, Any]]) -> None:
-    name, params = CASES[index]
-    chat = oracle_chats()[name]
+    name, params, summary_text = CASES[index]
+    chat = _chats()[name]
     expected = oracle_results[index]
     counter = get_counter()
     strategy = GoogleAdkCompaction(**params)  # type: ignore[arg-type]
-    summarizer = ScriptedSummarizer([SUMMARY] * 400)
+    summarizer = ScriptedSummarizer([summary_text] * 400)
     result = strategy.apply(chat, counter, summarizer)
 
     contents = [
@@ -109,7 +157,9 @@ def test_matches_adk(index: int, oracle_results: list[dict[str, Any]]) -> None:
         assert ours == theirs
     summarized = [mid for mid, d in result.decisions.items() if d is Decision.SUMMARIZED]
     assert summarized == expected["summarized"]
-    assert len(result.inserted) == sum(1 for c in contents if c["parts"] == [["text", SUMMARY]])
+    assert len(result.inserted) == sum(
+        1 for c in contents if c["parts"] == [["text", summary_text]]
+    )
     assert strategy.estimate(chat, counter) == (expected["estimate"] or 0)
     if params["compaction_interval"] is None and params["token_threshold"] is None:
         assert expected["compactions"] == 0 and not result.inserted
@@ -118,8 +168,25 @@ def test_matches_adk(index: int, oracle_results: list[dict[str, Any]]) -> None:
 
 def test_settings_act_on_every_chat(oracle_results: list[dict[str, Any]]) -> None:
     """Each chat is compacted by at least one non-default setting (the oracle is not vacuous)."""
-    acted = {name for (name, _), r in zip(CASES, oracle_results, strict=True) if r["compactions"]}
-    assert acted == set(oracle_chats())
+    acted = {
+        name for (name, _, _), r in zip(CASES, oracle_results, strict=True) if r["compactions"]
+    }
+    assert acted == set(_chats())
+
+
+def test_long_summaries_are_refused_somewhere(oracle_results: list[dict[str, Any]]) -> None:
+    """With a long summary ADK skips some windows (fewer summaries than with the short one on
+    the same setting): the range-size check is exercised, not only the triggers."""
+    by_case = {
+        (name, tuple(p.values()), summary): r["compactions"]
+        for (name, p, summary), r in zip(CASES, oracle_results, strict=True)
+    }
+    fewer = [
+        name
+        for (name, p, summary), n in by_case.items()
+        if summary == LONG_SUMMARY and n < by_case[(name, p, SUMMARY)]
+    ]
+    assert fewer
 
 
 def test_payload_is_json() -> None:
