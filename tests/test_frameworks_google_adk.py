@@ -91,7 +91,8 @@ def test_sliding_window_rolls_as_adk_documents() -> None:
     assert "question 0" in first and "question 1" in first and "question 2" not in first
     assert "question 1" in second and "question 3" in second and "question 0" not in second
     assert [m.content for m in result.inserted] == ["S1", "S2"]
-    assert result.replace and result.messages[0].id == "sys"
+    # append-only: the prompt is a view of the whole session, recomputed on every call
+    assert not result.replace and result.messages[0].id == "sys"
     # everything of invocations 1-4 is hidden; the summaries sit where their ranges end
     assert [m.id for m in result.messages] == ["sys", "adk-summary-1", "adk-summary-2"]
     assert all(d is Decision.SUMMARIZED for k, d in result.decisions.items() if k != "sys")
@@ -247,3 +248,19 @@ def test_decisions_cover_every_message_and_input_is_untouched(
     assert Decision.DROPPED not in set(result.decisions.values()) or any(
         not m.content and not m.tool_calls for m in chat
     )
+
+
+def test_replay_recomputes_every_call_from_the_whole_chat() -> None:
+    """A later call sees what ADK would show after the invocations so far, whatever earlier
+    calls returned (the raw events stay in the session)."""
+    from ctxlab.replay import replay
+
+    chat = _turns(4)
+    strategy = GoogleAdkCompaction(2, 1)
+    run = replay(chat, strategy, COUNTER, summarizer=ScriptedSummarizer(["S"] * 100))
+    last_call = run.rows[-1]
+    expected = strategy.apply(
+        chat[: last_call.message_index], COUNTER, ScriptedSummarizer(["S"] * 100)
+    )
+    assert last_call.messages_sent == len(expected.messages)
+    assert last_call.tokens_sent == expected.tokens_after

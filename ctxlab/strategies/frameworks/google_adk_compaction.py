@@ -7,7 +7,8 @@ ADK stores a session as a list of events and, after every invocation, runs
 ``actions.compaction`` holds a timestamp range and the summary written by ``LlmEventSummarizer``;
 prompt building (``flows/llm_flows/context/_compaction.py::_process_compaction_events``) hides
 the raw events inside every surviving range and shows the summary, as a model turn, at the
-range's end. Nothing is deleted: the session is append-only.
+range's end. Nothing is deleted: the session is append-only, so the result is a view
+(``replace=False``) recomputed from the whole chat, compaction events included.
 
 How a chat becomes a session (the oracle test builds the same events with ADK's own types):
 
@@ -902,7 +903,12 @@ class GoogleAdkCompaction(FrameworkStrategy):
             tokens_before=counter.count_messages(messages),
             tokens_after=counter.count_messages(out),
             inserted=tuple(inserted),
-            replace=True,
+            # ADK's session is append-only: the compaction events are stored, the raw events
+            # stay, and every prompt is assembled again from the whole session (a later sliding
+            # window re-reads raw events an earlier summary hid, as its overlap). So the
+            # messages returned are a view of the full history, recomputed on every call; as a
+            # replacement they would lose the hidden events and a pending call's result.
+            replace=False,
             summary_request=run.requests[-1] if run.requests else None,
             warnings=tuple(warnings),
             strategy=self.name,
