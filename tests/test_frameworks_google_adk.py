@@ -75,7 +75,7 @@ def test_default_compacts_nothing_and_says_why() -> None:
     assert not result.inserted and result.summary_request is None
     assert set(result.decisions.values()) == {Decision.PINNED, Decision.KEPT}
     assert NO_TRIGGER in result.warnings
-    report = GoogleAdkCompaction().trigger(chat, COUNTER)
+    report = GoogleAdkCompaction().trigger_report(chat, COUNTER)
     assert not report.fires and report.threshold is None
     assert report.text == NO_TRIGGER
 
@@ -96,7 +96,7 @@ def test_sliding_window_rolls_as_adk_documents() -> None:
     # everything of invocations 1-4 is hidden; the summaries sit where their ranges end
     assert [m.id for m in result.messages] == ["sys", "adk-summary-1", "adk-summary-2"]
     assert all(d is Decision.SUMMARIZED for k, d in result.decisions.items() if k != "sys")
-    report = GoogleAdkCompaction(2, 1).trigger(chat, COUNTER)
+    report = GoogleAdkCompaction(2, 1).trigger_report(chat, COUNTER)
     assert report.text == (
         "Compacts every 2 invocations with 1 of overlap: 2 compactions on this chat's "
         "4 invocations."
@@ -151,7 +151,7 @@ def test_token_path_keeps_retained_events_and_seeds_the_next_summary() -> None:
     kept = [m.id for m in result.messages if not m.is_summary and m.id != "sys"]
     assert kept and kept[-1] == "r5"
     assert ESTIMATE_QUIRK in result.warnings
-    report = strategy.trigger(chat, COUNTER)
+    report = strategy.trigger_report(chat, COUNTER)
     assert report.unit == "tokens" and report.estimate == estimate
     assert report.exact == COUNTER.count_messages(chat)
     assert f"reaches {estimate // 3:,} tokens" in report.text

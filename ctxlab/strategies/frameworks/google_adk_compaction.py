@@ -929,7 +929,7 @@ class GoogleAdkCompaction(FrameworkStrategy):
         compaction: characters of the assembled contents // 4."""
         return _estimate(_session_events(messages, _leading_instructions(messages))) or 0
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         exact = counter.count_messages(messages)
         invocations = sum(1 for m in messages if m.role is Role.USER) or (1 if messages else 0)
         if not (self._has_token or self._has_sliding):
