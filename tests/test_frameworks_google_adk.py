@@ -78,6 +78,9 @@ def test_default_compacts_nothing_and_says_why() -> None:
     report = GoogleAdkCompaction().trigger_report(chat, COUNTER)
     assert not report.fires and report.threshold is None
     assert report.text == NO_TRIGGER
+    note = GoogleAdkCompaction().opening_note(COUNTER.counted(chat))
+    assert "nothing is compacted on this chat's 5 invocations" in note
+    assert GoogleAdkCompaction(3, 1).opening_note(COUNTER.counted(chat)) == ""
 
 
 def test_sliding_window_rolls_as_adk_documents() -> None:

@@ -997,3 +997,13 @@ class GoogleAdkCompaction(FrameworkStrategy):
     @classmethod
     def suggested(cls, chat: CountedChat, window: int | None = None) -> Self:
         return cls()
+
+    def opening_note(self, chat: CountedChat, window: int | None = None) -> str:
+        if self._has_token or self._has_sliding:
+            return ""
+        invocations = sum(1 for m in chat.messages if m.role is Role.USER)
+        return (
+            "ADK's default: no compaction trigger, so nothing is compacted on this chat's "
+            f"{invocations:,} invocations; set compaction_interval and overlap_size (e.g. 3 "
+            "and 1) or token_threshold and event_retention_size"
+        )
