@@ -24,6 +24,7 @@ from ctxlab.strategies.base import (
     token_default,
 )
 from ctxlab.strategies.clear_tool_results import ClearToolResults
+from ctxlab.strategies.frameworks.google_adk_compaction import GoogleAdkCompaction
 from ctxlab.strategies.registry import (
     ENTRY_POINT_GROUP,
     ParamInfo,
@@ -48,6 +49,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ClearToolResults",
     "Decision",
+    "GoogleAdkCompaction",
     "ParamInfo",
     "ParamSpec",
     "Projection",
