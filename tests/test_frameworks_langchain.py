@@ -30,7 +30,7 @@ CHAT = oracle_chats()["coding_agent_session"]
 
 def test_default_trigger_never_fires_and_says_so() -> None:
     strategy = LangChainSummarization()
-    report = strategy.trigger(CHAT, COUNTER)
+    report = strategy.trigger_report(CHAT, COUNTER)
     assert not report.fires and report.threshold is None
     assert report.text.startswith("Never fires: trigger is None (LangChain's default)")
     result = strategy.apply(CHAT, COUNTER, ScriptedSummarizer([]))
@@ -39,7 +39,7 @@ def test_default_trigger_never_fires_and_says_so() -> None:
 
 def test_trigger_reports_estimate_and_exact() -> None:
     strategy = LangChainSummarization(middleware=SummarizationMiddleware(trigger="tokens=1000"))
-    report = strategy.trigger(CHAT, COUNTER)
+    report = strategy.trigger_report(CHAT, COUNTER)
     assert report.fires and report.threshold == 1000
     assert report.estimate == strategy.estimate(CHAT, COUNTER)
     assert report.exact == COUNTER.count_messages(CHAT)

@@ -246,7 +246,7 @@ class LangChainClearToolUses(FrameworkStrategy):
         system, state = self._split(messages)
         return self._count(counter, system)(state)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         system, state = self._split(messages)
         estimate = self._count(counter, system)(state)
         fires = estimate > self.edit.trigger

@@ -479,7 +479,7 @@ class LangChainSummarization(FrameworkStrategy):
         _, state = self._split(messages)
         return self._count(counter)(state)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         _, state = self._split(messages)
         mw = self.middleware
         estimate = self._count(counter)(state)

@@ -224,7 +224,7 @@ class LangChainTrimMessages(FrameworkStrategy):
     def estimate(self, messages: Sequence[Message], counter: TokenCounter) -> int | None:
         return self.list_counter(counter)(messages)
 
-    def trigger(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
+    def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
         estimate = self.list_counter(counter)(messages)
         unit = "messages" if self.token_counter == "len" else "tokens"
         fires = estimate > self.max_tokens
