@@ -18,6 +18,8 @@ import pytest
 
 import ctxlab
 import ctxlab.strategies
+import ctxlab.strategies.frameworks
+from ctxlab.strategies.frameworks import FrameworkStrategy
 from ctxlab.strategies.registry import builtin_strategy_classes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,8 +70,12 @@ def test_every_built_in_strategy_class_is_importable_by_name() -> None:
     classes = builtin_strategy_classes()
     assert classes
     for cls in classes:
+        if issubclass(cls, FrameworkStrategy):  # framework policies: their own subpackage
+            assert getattr(ctxlab.strategies.frameworks, cls.__name__) is cls
+            continue
         assert getattr(ctxlab.strategies, cls.__name__) is cls
         assert cls.__name__ in ctxlab.strategies.__all__
+    assert any(issubclass(cls, FrameworkStrategy) for cls in classes)
     options = ctxlab.strategies.SummarizeOptions  # the nested options of Summarize
     assert (
         ctxlab.strategies.Summarize(options(trigger_token_budget=5)).options.trigger_token_budget

@@ -24,7 +24,6 @@ from ctxlab.strategies.base import (
     token_default,
 )
 from ctxlab.strategies.clear_tool_results import ClearToolResults
-from ctxlab.strategies.frameworks.google_adk_compaction import GoogleAdkCompaction
 from ctxlab.strategies.registry import (
     ENTRY_POINT_GROUP,
     ParamInfo,
@@ -49,7 +48,6 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ClearToolResults",
     "Decision",
-    "GoogleAdkCompaction",
     "ParamInfo",
     "ParamSpec",
     "Projection",

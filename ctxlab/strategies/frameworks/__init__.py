@@ -53,8 +53,9 @@ class FrameworkStrategy(Strategy):
 
     Subclasses are frozen dataclasses like every strategy; they set :attr:`framework_policy`,
     keep the framework's parameter names and defaults, decide with the framework's own counter
-    and report :meth:`trigger_report`. ``suggested`` returns the framework's defaults (what its users
-    run), not values scaled to the chat: when those do nothing, :meth:`trigger_report` says so.
+    and report :meth:`trigger_report`. ``suggested`` returns the framework's defaults (what
+    its users run), not values scaled to the chat: when those do nothing,
+    :meth:`trigger_report` says so.
     """
 
     framework_policy: ClassVar[FrameworkPolicy]
@@ -77,3 +78,19 @@ class FrameworkStrategy(Strategy):
         """The framework's own configuration for these settings, ready to paste (Python for a
         Python framework, ``config.toml`` for Codex, a request body for an API feature)."""
         raise NotImplementedError
+
+
+def __getattr__(name: str) -> type[FrameworkStrategy]:
+    """Every framework policy class by its name (``from ctxlab.strategies.frameworks import
+    LangChainSummarization``), its module imported on first use."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        found = vars(module).get(name)
+        if isinstance(found, type) and issubclass(found, FrameworkStrategy):
+            return found
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
