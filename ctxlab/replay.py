@@ -9,8 +9,9 @@ The context of the model call that produced assistant message ``i`` is the histo
   the chat and tokenizes nothing after the first count. Each call's cache prefix and row follow
   its projection in one pipeline (``_replay_projection``), equal bit for bit to the plain
   per-call path (``_replay_projection_per_turn``, also used when the model has no price).
-* A **replacement** strategy (``uses_summarizer``; ``replace=True`` when it fires, e.g.
-  summarize) carries its compacted history forward: the live history at a call is the last
+* A **replacement** strategy (``uses_summarizer``, or a framework policy that rewrites its stored
+  history: :func:`carries_history`; ``replace=True`` when it fires, e.g. summarize) carries its
+  compacted history forward: the live history at a call is the last
   compacted history plus the chat's messages since that compaction; the strategy is applied to it
   and, when it returns ``replace=True``, its messages become the new compacted history.
 
@@ -89,6 +90,7 @@ __all__ = [
     "Replay",
     "ReplayRow",
     "assistant_turns",
+    "carries_history",
     "replay",
 ]
 
@@ -445,7 +447,7 @@ def replay(
     costing = _Costing(price, table, warnings)
     states: list[_LiveState] = []
     compactions: list[Compaction] = []
-    if strategy.uses_summarizer:
+    if carries_history(strategy):
         rows, states, compactions = _replay_replacing(
             chat, indices, strategy, counter, summarizer, costing
         )
@@ -921,6 +923,17 @@ def _replay_projection_per_turn(
         )
         for turn, (index, (projection, prefix)) in enumerate(zip(indices, calls, strict=True), 1)
     ]
+
+
+def carries_history(strategy: Strategy) -> bool:
+    """Whether a replay carries ``strategy``'s rewritten history from call to call: a
+    summarizing strategy, and a framework policy that rewrites its stored history
+    (Semantic Kernel's reducers, LlamaIndex ``Memory``), whose next call starts from what the
+    last one left, not from the full chat."""
+    if strategy.uses_summarizer:
+        return True
+    policy = strategy.framework_policy
+    return policy is not None and policy.persists == "state"
 
 
 def _replay_replacing(

@@ -128,10 +128,16 @@ class _CachingCounter:
     def _count_uncached(self, texts: list[str]) -> list[int]:
         raise NotImplementedError
 
-    def compact(self) -> None:
+    def compact(self, *, forget_texts: bool = False) -> None:
         """Rebuild the weak per-message and per-chat tables from their live entries: a dict's
         table never shrinks, so after the chats of sessions that left are released the tables
-        would keep the size of the largest chats ever held."""
+        would keep the size of the largest chats ever held.
+
+        ``forget_texts`` also empties the per-text counts (a server that no session uses any
+        more): their small entries, written while the chats were counted, lie scattered among
+        the freed chats' memory and keep the allocator from returning it."""
+        if forget_texts:
+            self._by_text.clear()
         # Counting writes these tables without the lock: a copy that meets a write gives up
         # (RuntimeError) and the next release tries again; a count written to the old table
         # during the swap is only a cache miss later, never a wrong count.
@@ -382,15 +388,16 @@ def get_counter(name: str = "gpt-4o") -> TokenCounter:
         return counter
 
 
-def compact_shared_counters() -> None:
+def compact_shared_counters(*, forget_texts: bool = False) -> None:
     """:meth:`~_CachingCounter.compact` every shared counter of :func:`get_counter` (a server
-    calls this once the sessions that held chats have left)."""
+    calls this once the sessions that held chats have left; with ``forget_texts`` when none is
+    left at all)."""
     with _COUNTERS_LOCK:
         counters = list(_COUNTERS.values())
     for counter in counters:
         compact = getattr(counter, "compact", None)
         if compact is not None:
-            compact()
+            compact(forget_texts=forget_texts)
 
 
 def new_counter(name: str = "gpt-4o") -> TokenCounter:

@@ -261,3 +261,17 @@ def test_compacting_keeps_every_live_count_and_tokenizes_nothing_again() -> None
     assert counter.counted(chat) is counted  # the per-chat table kept the live entry
     assert counter.counts(list(chat)) == list(counted.counts)
     assert counter.texts_tokenized == before
+
+
+def test_forgetting_texts_keeps_live_chats_counted_and_recounts_only_new_copies() -> None:
+    from ctxlab.tokens import new_counter
+
+    counter = new_counter("gpt-4o")
+    chat = tuple(Message(Role.USER, f"forget me {i}", f"fm{i}") for i in range(20))
+    counted = counter.counted(chat)
+    counter.compact(forget_texts=True)
+    before = counter.texts_tokenized
+    assert counter.counted(chat) is counted  # a live chat keeps its counts
+    same_texts = tuple(m.replace(id=f"other{i}") for i, m in enumerate(chat))
+    assert counter.counts(list(same_texts)) == list(counted.counts)
+    assert counter.texts_tokenized == 2 * before  # the text memo was emptied: all again

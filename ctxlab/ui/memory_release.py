@@ -94,17 +94,33 @@ def tune_allocator() -> bool:
 
 
 def release_freed_memory() -> None:
-    """Drop the engine's memos of released chats, collect garbage (cycles included), then
-    return the allocator's free pages to the system where the C library allows it."""
+    """Drop the engine's memos of released chats (and the per-text counts when no session is
+    left), collect garbage (cycles included), then return the allocator's free pages to the
+    system where the C library allows it."""
     from ctxlab.tokens import compact_shared_counters
     from ctxlab.validate import forget_kept
 
     forget_kept()
-    compact_shared_counters()
+    compact_shared_counters(forget_texts=_sessions_left() == 0)
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def _sessions_left() -> int | None:
+    """Sessions the server holds (connected or kept for a reconnect), None when unknown."""
+    try:
+        from streamlit.runtime import Runtime
+    except ImportError:  # pragma: no cover - streamlit ships it
+        return None
+    if not Runtime.exists():
+        return None
+    count = getattr(getattr(Runtime.instance(), "_session_mgr", None), "num_sessions", None)
+    try:
+        return int(count()) if callable(count) else None
+    except Exception:  # a renamed internal: keep the counts rather than guess
+        return None
 
 
 def _session_store() -> tuple[Any, Any] | None:
