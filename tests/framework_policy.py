@@ -95,18 +95,19 @@ class TestFrameworkWindow(FrameworkStrategy):
         estimate = self.estimate(messages, counter)
         exact = counter.count_messages(messages)
         threshold = self.threshold
+        framework = self.framework_policy.framework
         if threshold is None:
             text = (
-                "Never fires: trigger is None (TestFramework's default); set trigger=tokens=N. "
+                f"Never fires: trigger is None ({framework}'s default); set trigger=tokens=N. "
                 f"This chat is at {estimate:,} tokens by its estimate."
             )
-            return TriggerReport(False, None, "tokens", estimate, exact, text, "TestFramework")
+            return TriggerReport(False, None, "tokens", estimate, exact, text, framework)
         fires = estimate >= threshold
         text = (
-            f"Fires at {threshold:,} tokens (TestFramework's estimate); this chat is at "
+            f"Fires at {threshold:,} tokens ({framework}'s estimate); this chat is at "
             f"{estimate:,}, so it {'fires' if fires else 'does not fire yet'}."
         )
-        return TriggerReport(fires, threshold, "tokens", estimate, exact, text, "TestFramework")
+        return TriggerReport(fires, threshold, "tokens", estimate, exact, text, framework)
 
     def apply(
         self,
