@@ -6,8 +6,8 @@ import json
 
 from app_support import page
 
-from ctxlab.ui.examples import FAKE_KEY
 from ctxlab.strategies import strategy_names
+from ctxlab.ui.examples import FAKE_KEY
 from ctxlab.ui.frameworks import learn_pair
 from ctxlab.ui.text import literal_text
 
