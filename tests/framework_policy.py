@@ -89,9 +89,8 @@ class TestFrameworkWindow(FrameworkStrategy):
         return sum(len(m.content) // 4 + 3 for m in messages)
 
     def trigger_report(self, messages: Sequence[Message], counter: TokenCounter) -> TriggerReport:
-        """``FrameworkStrategy.trigger``: the field ``trigger`` (the framework's own parameter
-        name, as LangChain's) shadows that method on a slotted dataclass, so the report is
-        reached under this name (the UI asks for either, see ctxlab.ui.frameworks)."""
+        """When the policy fires on ``messages``, in TestFramework's terms (its parameter
+        ``trigger`` is a field, as LangChain's is: the report has its own name)."""
         estimate = self.estimate(messages, counter)
         exact = counter.count_messages(messages)
         threshold = self.threshold

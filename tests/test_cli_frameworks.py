@@ -39,12 +39,13 @@ def test_strategies_lists_framework_policies_in_their_own_group() -> None:
     own, policies = out.split("framework policies (the frameworks' own policies, reproduced)")
     assert own.startswith("ctxlab strategies") and "window-drop: Window drop" in own
     assert NAME not in own
-    table = policies.strip().splitlines()[:3]
-    assert table[0].split() == ["name", "framework", "component", "version", "evidence"]
+    lines = policies.strip().splitlines()
+    assert lines[0].split() == ["name", "framework", "component", "version", "evidence"]
+    rows = {line.split()[0]: line for line in lines[1 : lines.index("")]}
     other = [OTHER_NAME, "OtherFramework", "Compactor", "otherframework", "2.0", "documented"]
-    assert table[1].split() == [*other, "only"]
-    assert table[2].split()[:4] == [NAME, "TestFramework", "WindowMemory", "testframework"]
-    assert table[2].endswith("ported from code")
+    assert rows[OTHER_NAME].split() == [*other, "only"]
+    assert rows[NAME].split()[:4] == [NAME, "TestFramework", "WindowMemory", "testframework"]
+    assert rows[NAME].endswith("ported from code")
     assert "not published by the vendor: the placeholder's exact wording" in policies
     assert "--param trigger=<str>  default none" in policies
 

@@ -144,19 +144,17 @@ def trigger_report(
 ) -> TriggerReport | None:
     """``strategy``'s :class:`TriggerReport` on ``messages``; None for a ctxlab strategy.
 
-    ``FrameworkStrategy.trigger`` is a method, but a framework whose parameter is itself called
-    ``trigger`` (LangChain's middleware) has that field shadow it on a slotted dataclass; such
-    a policy gives its report as ``trigger_report``. Both are asked for, in that order of
-    precedence: a callable ``trigger``, then ``trigger_report``.
+    The report is ``FrameworkStrategy.trigger_report`` (not ``trigger``: a dataclass field of
+    that name, a parameter of many frameworks, would hide the method); a policy written
+    against the first form of the API, with a ``trigger()`` method, is asked that way.
     """
     if not is_framework(type(strategy)):
         return None
     method: Callable[[Sequence[Message], TokenCounter], TriggerReport] | None = None
-    own = getattr(strategy, "trigger", None)
-    if callable(own):
-        method = own
-    elif callable(getattr(strategy, "trigger_report", None)):
+    if callable(getattr(strategy, "trigger_report", None)):
         method = strategy.trigger_report  # type: ignore[attr-defined]
+    elif callable(getattr(strategy, "trigger", None)):
+        method = strategy.trigger  # type: ignore[attr-defined]
     if method is None:
         return None
     report = method(messages, counter)
