@@ -144,7 +144,8 @@ def test_compare_slot_group_control_switches_one_slot() -> None:
     at.run()
     at.radio(key="cmp1.group").set_value("Framework policies").run()
     assert at.selectbox(key="cmp0.strategy").value == "window-drop"
-    assert at.selectbox(key="cmp1.strategy").value in (NAME, OTHER_NAME)
+    picked = at.selectbox(key="cmp1.strategy").value
+    assert get_strategy_class(picked).framework_policy is not None
 
 
 def _marker_turns(at: AppTest) -> list[int]:
