@@ -134,3 +134,15 @@ def strip_of(at: AppTest, caption_prefix: str) -> tuple[str, dict[str, float]]:
         if reader.caption.startswith(caption_prefix):
             return reader.caption, dict(reader.tokens)
     raise LookupError(f"no strip captioned {caption_prefix!r}")
+
+
+def pick_strategy(at: AppTest, name: str) -> AppTest:
+    """Pick strategy ``name`` in the sidebar as a user does: its group first (ctxlab strategies
+    or framework policies, when the group control is drawn), then the strategy; runs the app."""
+    from ctxlab.ui.frameworks import group_of
+
+    groups = [r for r in at.sidebar.radio if r.key == "ctx.strategy_group"]
+    if groups and groups[0].value != group_of(name):
+        groups[0].set_value(group_of(name)).run()
+    at.sidebar.selectbox(key="ctx.strategy").set_value(name).run()
+    return at

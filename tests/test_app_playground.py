@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from app_support import PLAYGROUND, page, param_widget, sample_names, texts
+from app_support import PLAYGROUND, page, param_widget, pick_strategy, sample_names, texts
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.strategies import get_strategy_class, parameters, strategy_names
@@ -33,7 +33,7 @@ def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
 ) -> None:
     at = page(PLAYGROUND, chat=SAMPLES[0])
     at.run()
-    at.sidebar.selectbox(key="ctx.strategy").set_value(strategy).run()
+    pick_strategy(at, strategy)
     assert not at.exception
     cls = get_strategy_class(strategy)
     main = next(i for i in parameters(cls) if i.kind in ("int", "float"))
@@ -176,7 +176,7 @@ def test_the_decision_filter_shows_every_decision_after_a_strategy_switch() -> N
     table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
     table_filter.set_value(["kept"]).run()
     assert not at.exception
-    at.sidebar.selectbox(key="ctx.strategy").set_value("summarize").run()
+    pick_strategy(at, "summarize")
     assert not at.exception
     table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
     assert set(table_filter.value) >= {"kept", "summarized", "pinned"}
