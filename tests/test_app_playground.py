@@ -27,7 +27,9 @@ def test_playground_loads_each_sample(name: str) -> None:
     assert len(at.get("plotly_chart")) >= 1
 
 
-@pytest.mark.parametrize("strategy", strategy_names())
+@pytest.mark.parametrize(
+    "strategy", [n for n in strategy_names() if get_strategy_class(n).framework_policy is None]
+)
 def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
     strategy: str,
 ) -> None:
@@ -44,6 +46,23 @@ def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
     slider.set_value(target).run()
     assert not at.exception
     assert [m.value for m in at.metric] != before
+
+
+@pytest.mark.parametrize(
+    "strategy", [n for n in strategy_names() if get_strategy_class(n).framework_policy is not None]
+)
+def test_every_framework_policy_can_be_selected_and_says_what_it_does(strategy: str) -> None:
+    # a framework policy opens at the framework's defaults, which may do nothing on this chat
+    # (LangChain's trigger=None): its panel says so, in the policy's own sentence
+    at = page(PLAYGROUND, chat=SAMPLES[0])
+    at.run()
+    pick_strategy(at, strategy)
+    assert not at.exception
+    policy = get_strategy_class(strategy).framework_policy
+    assert policy is not None
+    assert f"What {policy.framework} does with this chat" in [e.label for e in at.main.expander]
+    shown = "\n".join(texts(at)).replace("\\", "")
+    assert policy.evidence_text in shown
 
 
 def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
