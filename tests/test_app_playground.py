@@ -10,6 +10,7 @@ from app_support import PLAYGROUND, page, param_widget, pick_strategy, sample_na
 from ctxlab.errors import ChatFormatError
 from ctxlab.strategies import get_strategy_class, parameters, strategy_names
 from ctxlab.ui.session import load_source
+from ctxlab.ui.text import literal_text
 
 SAMPLES = sample_names()
 
@@ -61,8 +62,8 @@ def test_every_framework_policy_can_be_selected_and_says_what_it_does(strategy: 
     policy = get_strategy_class(strategy).framework_policy
     assert policy is not None
     assert f"What {policy.framework} does with this chat" in [e.label for e in at.main.expander]
-    shown = "\n".join(texts(at)).replace("\\", "")
-    assert policy.evidence_text in shown
+    captions = [literal_text(c.value) for c in at.caption]
+    assert any(c.startswith(policy.evidence_text) for c in captions)
 
 
 def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
