@@ -142,11 +142,13 @@ def pick_strategy(at: AppTest, name: str, slot: int | None = None) -> AppTest:
     Compare's configuration (0-based) instead of the sidebar's picker."""
     from ctxlab.ui.frameworks import group_of
 
-    root: Any = at.sidebar if slot is None else at.main
+    def root() -> Any:  # the element tree of the latest run (each run builds a new one)
+        return at.sidebar if slot is None else at.main
+
     key = "ctx.strategy" if slot is None else f"cmp{slot}.strategy"
     group_key = "ctx.strategy_group" if slot is None else f"cmp{slot}.group"
-    groups = [r for r in root.radio if r.key == group_key]
+    groups = [r for r in root().radio if r.key == group_key]
     if groups and groups[0].value != group_of(name):
         groups[0].set_value(group_of(name)).run()
-    root.selectbox(key=key).set_value(name).run()
+    root().selectbox(key=key).set_value(name).run()
     return at
