@@ -222,9 +222,11 @@ def comparable_defaults(
     :func:`ctxlab.ui.render.budget_of` reads) becomes ``budget``; its required message counts
     become :func:`messages_within` that budget. Optional parameters and other units keep the
     strategy's own suggestion. Values stay inside the declared bounds. Empty when ``budget`` is
-    None.
+    None, and for a framework policy (it opens at the framework's own defaults).
     """
-    if budget is None:
+    if budget is None or cls.framework_policy is not None:
+        # a framework policy opens at the framework's own defaults (what its users run); its
+        # parameters also have constraints of their own that a shared budget could break
         return {}
     out: dict[str, Any] = {}
     token_done = False
@@ -295,8 +297,6 @@ def seed_defaults(i: int, cls: type[Strategy], ws: Workspace, budget: int | None
     if marker in seeded:
         return
     seeded.add(marker)
-    if cls.framework_policy is not None:
-        return  # a framework policy opens at the framework's own defaults, as its users run it
     defaults = comparable_defaults(cls, ws.counted, budget)
     if defaults:
         apply_params(namespace(i), cls.name, ws.chat.slot, defaults, ws)
