@@ -434,30 +434,92 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
 # -- strategies --------------------------------------------------------------------------------
 
 
-def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
-    from ctxlab.strategies import format_value, get_strategy_class, parameters, strategy_names
+EVIDENCE_LABELS = {"oracle": "oracle-tested", "code": "ported from code", "docs": "documented only"}
+"""How ``ctxlab strategies`` names a framework policy's evidence (FrameworkPolicy.evidence)."""
 
-    for name in strategy_names():
-        cls = get_strategy_class(name)
-        print(f"{name}: {cls.title}", file=out)
-        print(f"  {cls.summary}", file=out)
-        for info in parameters(cls):
-            spec = info.spec
-            bounds = []
-            if spec.min is not None:
-                bounds.append(f">= {spec.min:g}")
-            if spec.max is not None:
-                bounds.append(f"<= {spec.max:g}")
-            extra = f", {' and '.join(bounds)}" if bounds else ""
-            unit = f" {spec.unit}" if spec.unit else ""
-            default = info.default
-            shown = (
-                f"{len(default):,} characters"
-                if isinstance(default, str) and (spec.multiline or len(default) > 40)
-                else format_value(default)
-            )
-            print(f"  --param {info.name}=<{info.kind}>  default {shown}{extra}{unit}", file=out)
-            print(f"      {spec.help}", file=out)
+
+def _cmd_strategies(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.strategies import get_strategy_class, strategy_names
+
+    names = strategy_names()
+    own = [n for n in names if get_strategy_class(n).framework_policy is None]
+    policies = [n for n in names if get_strategy_class(n).framework_policy is not None]
+    if policies:
+        print("ctxlab strategies", file=out)
+        print("", file=out)
+    for name in own:
+        _print_strategy(name, out)
+    if policies:
+        print("", file=out)
+        print("framework policies (the frameworks' own policies, reproduced)", file=out)
+        print("", file=out)
+        rows = [["name", "framework", "component", "version", "evidence"]]
+        for name in policies:
+            policy = get_strategy_class(name).framework_policy
+            assert policy is not None
+            evidence = EVIDENCE_LABELS.get(policy.evidence, policy.evidence)
+            rows.append([name, policy.framework, policy.component, policy.version, evidence])
+        _table(rows, [False] * 5, out)
+        print("", file=out)
+        for name in policies:
+            _print_strategy(name, out)
+    return EXIT_OK
+
+
+def _print_strategy(name: str, out: TextIO) -> None:
+    from ctxlab.strategies import format_value, get_strategy_class, parameters
+
+    cls = get_strategy_class(name)
+    print(f"{name}: {cls.title}", file=out)
+    print(f"  {cls.summary}", file=out)
+    policy = cls.framework_policy
+    if policy is not None:
+        evidence = EVIDENCE_LABELS.get(policy.evidence, policy.evidence)
+        print(f"  {policy.framework} {policy.component}, {policy.version}: {evidence}", file=out)
+        print(f"  source: {policy.source}", file=out)
+        for detail in policy.unpublished:
+            print(f"  not published by the vendor: {detail}", file=out)
+        for issue in policy.known_issues:
+            print(f"  known issue, reproduced: {issue}", file=out)
+    for info in parameters(cls):
+        spec = info.spec
+        bounds = []
+        if spec.min is not None:
+            bounds.append(f">= {spec.min:g}")
+        if spec.max is not None:
+            bounds.append(f"<= {spec.max:g}")
+        if spec.choices:
+            bounds.append("one of " + ", ".join(spec.choices))
+        extra = f", {' and '.join(bounds)}" if bounds else ""
+        unit = f" {spec.unit}" if spec.unit else ""
+        default = info.default
+        shown = (
+            f"{len(default):,} characters"
+            if isinstance(default, str) and (spec.multiline or len(default) > 40)
+            else format_value(default)
+        )
+        print(f"  --param {info.name}=<{info.kind}>  default {shown}{extra}{unit}", file=out)
+        print(f"      {spec.help}", file=out)
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.export import export_details
+
+    strategy = _strategy_from(args)
+    exported = export_details(strategy, args.target, model=args.model)
+    source = exported.as_source()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        exact = " (exact)" if exported.exact else ""
+        print(
+            f"wrote the {args.target} export of {strategy.name}{exact} to {args.output}", file=out
+        )
+    else:
+        out.write(source if source.endswith("\n") else source + "\n")
     return EXIT_OK
 
 
@@ -820,6 +882,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     strategies = sub.add_parser("strategies", help="list strategies and their parameters")
     strategies.set_defaults(run=_cmd_strategies)
+
+    from ctxlab.export import TARGETS
+
+    export = sub.add_parser(
+        "export",
+        help="a configured strategy as ready-to-paste code (ctxlab, or a framework's own)",
+        description="Print a configured strategy as code: --target ctxlab runs ctxlab's "
+        "strategy (exact); --target native gives a framework policy's own configuration "
+        "(exact); the other targets translate to the closest settings of that library, "
+        "with notes on what differs.",
+    )
+    export.add_argument("--strategy", required=True, help="strategy name (see: ctxlab strategies)")
+    export.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a strategy parameter by name; repeat for several",
+    )
+    export.add_argument(
+        "--target",
+        default="ctxlab",
+        choices=TARGETS,
+        help=f"one of {', '.join(TARGETS)} (default ctxlab; native: framework policies only)",
+    )
+    export.add_argument(
+        "--model", default="gpt-4o", help="model whose tokenizer the code counts with"
+    )
+    export.add_argument("--output", "-o", default=None, metavar="OUT", help="write to OUT")
+    export.set_defaults(run=_cmd_export)
 
     samples = sub.add_parser("samples", help="list the sample chats (usable as CHAT by name)")
     samples.set_defaults(run=_cmd_samples)

@@ -12,14 +12,34 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlab.errors import UnknownNameError
+from ctxlab.errors import CtxlabError, UnknownNameError
 from ctxlab.model import Role
 from ctxlab.strategies.base import Strategy
 from ctxlab.strategies.registry import current_params
 
-__all__ = ["TARGETS", "ExportedPolicy", "export_details", "export_policy"]
+__all__ = [
+    "NATIVE",
+    "TARGETS",
+    "ExportedPolicy",
+    "export_details",
+    "export_policy",
+    "is_framework_policy",
+    "targets_for",
+]
 
-TARGETS: tuple[str, ...] = ("ctxlab", "langchain", "semantic-kernel", "autogen", "openai-agents")
+TARGETS: tuple[str, ...] = (
+    "ctxlab",
+    "native",
+    "langchain",
+    "semantic-kernel",
+    "autogen",
+    "openai-agents",
+)
+"""Every export target. ``native`` is a framework policy's own configuration (its
+``config_code``): the framework runs the very policy reproduced, so it is exact; it exists for
+framework policies only (:func:`targets_for`)."""
+
+NATIVE = "native"
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,14 +459,58 @@ _EXPORTERS: dict[str, _Exporter] = {
 }
 
 
+def is_framework_policy(strategy: Strategy | type[Strategy]) -> bool:
+    """``strategy`` reproduces a framework's policy (it has a ``framework_policy``)."""
+    return getattr(strategy, "framework_policy", None) is not None
+
+
+def targets_for(strategy: Strategy | type[Strategy]) -> tuple[str, ...]:
+    """The targets ``strategy`` exports to: every target for a framework policy (its own
+    configuration first), every target but ``native`` for a ctxlab strategy."""
+    if is_framework_policy(strategy):
+        return (NATIVE, *(t for t in TARGETS if t != NATIVE))
+    return tuple(t for t in TARGETS if t != NATIVE)
+
+
+def _native(strategy: Strategy) -> ExportedPolicy:
+    """The framework's own configuration of a framework policy (exact: the framework runs it)."""
+    if not is_framework_policy(strategy):
+        others = "/".join(t for t in TARGETS if t != NATIVE)
+        raise CtxlabError(
+            f"native export is for framework policies; {strategy.name!r} is a ctxlab strategy: "
+            f"use --target {others}"
+        )
+    config_code = getattr(strategy, "config_code", None)
+    if not callable(config_code):  # pragma: no cover - every FrameworkStrategy has one
+        raise CtxlabError(f"{strategy.name!r} has no configuration code")
+    code = str(config_code())
+    return ExportedPolicy(NATIVE, code if code.endswith("\n") else code + "\n", (), exact=True)
+
+
 def export_details(
     strategy: Strategy, target: str = "ctxlab", *, model: str = "gpt-4o"
 ) -> ExportedPolicy:
-    """The export of ``strategy`` for ``target`` with its caveats."""
+    """The export of ``strategy`` for ``target`` with its caveats.
+
+    Raises:
+        UnknownNameError: ``target`` is not one of :data:`TARGETS`.
+        CtxlabError: ``native`` asked of a ctxlab strategy (it has no framework of its own).
+    """
     if target not in TARGETS:
         raise UnknownNameError(f"unknown export target {target!r}; available: {', '.join(TARGETS)}")
     if target == "ctxlab":
         return _ctxlab(strategy, model)
+    if target == NATIVE:
+        return _native(strategy)
+    if is_framework_policy(strategy):
+        policy = getattr(strategy, "framework_policy", None)
+        framework = getattr(policy, "framework", "its framework")
+        note = (
+            f"{strategy.name!r} reproduces {framework}'s own policy: export it with --target "
+            f"native for {framework}'s configuration, or --target ctxlab to run ctxlab's "
+            f"reproduction; no {target} translation of it is attempted."
+        )
+        return ExportedPolicy(target, "# See the note above.\n", (note,))
     exporter = _EXPORTERS.get(strategy.name)
     if exporter is None:
         note = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import checks_view, insights_view, notices, render, report
+from ctxlab.ui import checks_view, frameworks, insights_view, notices, render, report
 from ctxlab.ui.session import apply_params, opening_caption
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
@@ -22,6 +22,7 @@ outcome = run(strategy, ws, backend)
 if outcome is None:
     st.stop()
 result, budget = outcome.result, render.budget_of(strategy)
+frameworks.render_framework_panel(strategy, ws.chat.messages, ws.counter, result)
 summary_request = outcome.request
 check = checks_view.check_of(result, strategy, ws)
 

@@ -8,7 +8,15 @@ import streamlit as st
 
 from ctxlab.plural import plural
 from ctxlab.strategies import get_strategy_class, strategy_names
-from ctxlab.ui import binned_map, checks_view, compare_setup, insights_view, render, report
+from ctxlab.ui import (
+    binned_map,
+    checks_view,
+    compare_setup,
+    frameworks,
+    insights_view,
+    render,
+    report,
+)
 from ctxlab.ui.session import apply_params, build_or_error, strategy_params
 from ctxlab.ui.shell import page_query, shared
 from ctxlab.ui.summary import summarizer_panel
@@ -21,6 +29,7 @@ names = strategy_names()
 compare_setup.restore_setup(names, ws)
 
 st.title("Compare strategies")
+compare_setup.framework_preset(names, ws)
 count = int(
     st.sidebar.number_input(
         "Configurations",
@@ -49,11 +58,13 @@ labelled, rows, reported = [], [], []
 stand_in_used = False
 for i, col in enumerate(st.columns(count)):
     with col:
-        name = col.selectbox(
-            f"Configuration {i + 1}",
+        name = frameworks.strategy_picker(
+            col,
             names,
             key=compare_setup.strategy_key(i),
-            format_func=lambda n: get_strategy_class(n).title,
+            group_key=compare_setup.group_key(i),
+            label=f"Configuration {i + 1}",
+            group_label=f"Family of configuration {i + 1}",
         )
         cls = get_strategy_class(name)
         compare_setup.seed_defaults(i, cls, ws, budget)
@@ -71,6 +82,7 @@ for i, col in enumerate(st.columns(count)):
             continue
         label = f"{i + 1}: {cls.title}"
         st.markdown(f"**{label}**")  # above the chart: a narrow chart's legend needs its top
+        frameworks.render_trigger_caption(strategy, ws.chat.messages, ws.counter)
         if binned:
             compare_setup.render_binned_map(
                 ws, outcome.result, strategy, key=f"cmp{i}.map", x_range=shared_axis

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.replay import Replay
-from ctxlab.ui import render, report
+from ctxlab.ui import frameworks, render, report
 from ctxlab.ui.shell import shared
 from ctxlab.ui.timeline import render_provider_usage, render_replay, run_replay
 
@@ -20,7 +20,14 @@ st.caption(
 replayed = run_replay(strategy, ws, backend)
 if replayed is not None:
     rep: Replay = replayed  # narrowed for the report's closure
-    render_replay(rep, ws, render.budget_of(strategy), strategy)
+    firing = frameworks.render_firing(rep, strategy)
+    render_replay(
+        rep,
+        ws,
+        render.budget_of(strategy),
+        strategy,
+        markers=firing.markers if firing is not None else (),
+    )
     if rep.rows:
         st.download_button(
             "Download report",

@@ -11,10 +11,17 @@ from ctxlab.formats import FORMATS
 from ctxlab.model import Message
 from ctxlab.plural import plural
 from ctxlab.replay import replay
-from ctxlab.strategies import Decision, Strategy, TrimResult, build_strategy, get_strategy_class
+from ctxlab.strategies import (
+    Decision,
+    Strategy,
+    TrimResult,
+    build_strategy,
+    get_strategy_class,
+    strategy_names,
+)
 from ctxlab.summarizers import OfflineSummarizer
 from ctxlab.tokens import get_counter
-from ctxlab.ui import figures, notices, render
+from ctxlab.ui import figures, frameworks, notices, render
 from ctxlab.ui.examples import FAKE_KEY, example_chat
 from ctxlab.ui.shell import shared
 from ctxlab.ui.text import visible
@@ -301,7 +308,36 @@ if request is not None:
     leaked = FAKE_KEY in str(request.body())
     st.caption(f"The planted key is {'STILL IN' if leaked else 'not in'} the request.")
 
-st.header("9 · Your own chat")
+pair = frameworks.learn_pair(strategy_names())
+if len(pair) == 2:
+    st.header("9 · Two frameworks, one chat")
+    st.markdown(
+        "The frameworks people run each have their own policy, reproduced here with their own "
+        "parameter names, counters, prompts and defaults. The same coding-agent session through "
+        "two of them: what each keeps, what it writes in place of the rest (its role and "
+        "position), and when it first fires as the session grows."
+    )
+    agent_chat = frameworks.learn_chat()
+    agent_counter = get_counter("gpt-4o")
+    for col, name in zip(st.columns(2), pair, strict=True):
+        contrast = frameworks.learn_contrast(name, agent_chat, agent_counter)
+        with col:
+            st.subheader(contrast.title)
+            notices.caption(contrast.evidence)
+            notices.caption(contrast.settings)
+            notices.info(contrast.trigger)
+            if contrast.disagreement:
+                notices.warning(contrast.disagreement)
+            notices.caption(contrast.acted)
+            st.dataframe(pd.DataFrame(contrast.rows), hide_index=True, height=300, width="stretch")
+            notices.caption(contrast.written)
+            notices.success(contrast.firing, icon=":material/flag:")
+    st.caption(
+        "Change either policy's settings on the Playground (sidebar: Framework policies); "
+        "Replay marks every call where it acts."
+    )
+
+st.header(f"{10 if len(pair) == 2 else 9} · Your own chat")
 st.markdown(
     "Open the Playground and pick **Upload** or **Paste** in the sidebar. ctxlab recognises "
     "these formats by their shape (no need to say which): "

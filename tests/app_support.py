@@ -134,3 +134,21 @@ def strip_of(at: AppTest, caption_prefix: str) -> tuple[str, dict[str, float]]:
         if reader.caption.startswith(caption_prefix):
             return reader.caption, dict(reader.tokens)
     raise LookupError(f"no strip captioned {caption_prefix!r}")
+
+
+def pick_strategy(at: AppTest, name: str, slot: int | None = None) -> AppTest:
+    """Pick strategy ``name`` as a user does: its group first (ctxlab strategies or framework
+    policies, when the group control is drawn), then the strategy; runs the app. ``slot``:
+    Compare's configuration (0-based) instead of the sidebar's picker."""
+    from ctxlab.ui.frameworks import group_of
+
+    def root() -> Any:  # the element tree of the latest run (each run builds a new one)
+        return at.sidebar if slot is None else at.main
+
+    key = "ctx.strategy" if slot is None else f"cmp{slot}.strategy"
+    group_key = "ctx.strategy_group" if slot is None else f"cmp{slot}.group"
+    groups = [r for r in root().radio if r.key == group_key]
+    if groups and groups[0].value != group_of(name):
+        groups[0].set_value(group_of(name)).run()
+    root().selectbox(key=key).set_value(name).run()
+    return at

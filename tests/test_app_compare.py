@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from app_support import page, sample_names
+from app_support import page, pick_strategy, sample_names
 
 from ctxlab.strategies import get_strategy_class, strategy_names
 
@@ -29,7 +29,7 @@ def test_every_strategy_can_be_compared_and_disagreements_are_listed(strategy: s
     at = page("pages/1_Compare.py", chat=SAMPLES[0])
     at.run()
     at.sidebar.number_input(key="cmp.count").set_value(3).run()
-    at.selectbox(key="cmp2.strategy").set_value(strategy).run()
+    pick_strategy(at, strategy, slot=2)
     assert not at.exception
     metrics = metrics_of(at)
     title = get_strategy_class(strategy).title

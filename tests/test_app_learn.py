@@ -6,7 +6,9 @@ import json
 
 from app_support import page
 
+from ctxlab.strategies import strategy_names
 from ctxlab.ui.examples import FAKE_KEY
+from ctxlab.ui.frameworks import learn_pair
 from ctxlab.ui.text import literal_text
 
 
@@ -15,7 +17,10 @@ def test_learn_page_runs_every_example() -> None:
     at.run()
     assert not at.exception
     headers = [h.value for h in at.main.header]
-    assert len(headers) == 9
+    # one more section, contrasting two frameworks, once two framework policies are registered
+    contrasted = len(learn_pair(strategy_names())) == 2
+    assert len(headers) == 9 + contrasted
+    assert ("9 · Two frameworks, one chat" in headers) == contrasted
     for topic in (
         "Tokens",
         "round",

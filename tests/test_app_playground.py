@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from app_support import PLAYGROUND, page, param_widget, sample_names, texts
+from app_support import PLAYGROUND, page, param_widget, pick_strategy, sample_names, texts
 
 from ctxlab.errors import ChatFormatError
 from ctxlab.strategies import get_strategy_class, parameters, strategy_names
 from ctxlab.ui.session import load_source
+from ctxlab.ui.text import literal_text
 
 SAMPLES = sample_names()
 
@@ -27,13 +28,15 @@ def test_playground_loads_each_sample(name: str) -> None:
     assert len(at.get("plotly_chart")) >= 1
 
 
-@pytest.mark.parametrize("strategy", strategy_names())
+@pytest.mark.parametrize(
+    "strategy", [n for n in strategy_names() if get_strategy_class(n).framework_policy is None]
+)
 def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
     strategy: str,
 ) -> None:
     at = page(PLAYGROUND, chat=SAMPLES[0])
     at.run()
-    at.sidebar.selectbox(key="ctx.strategy").set_value(strategy).run()
+    pick_strategy(at, strategy)
     assert not at.exception
     cls = get_strategy_class(strategy)
     main = next(i for i in parameters(cls) if i.kind in ("int", "float"))
@@ -44,6 +47,23 @@ def test_every_strategy_can_be_selected_and_its_main_widget_changes_the_result(
     slider.set_value(target).run()
     assert not at.exception
     assert [m.value for m in at.metric] != before
+
+
+@pytest.mark.parametrize(
+    "strategy", [n for n in strategy_names() if get_strategy_class(n).framework_policy is not None]
+)
+def test_every_framework_policy_can_be_selected_and_says_what_it_does(strategy: str) -> None:
+    # a framework policy opens at the framework's defaults, which may do nothing on this chat
+    # (LangChain's trigger=None): its panel says so, in the policy's own sentence
+    at = page(PLAYGROUND, chat=SAMPLES[0])
+    at.run()
+    pick_strategy(at, strategy)
+    assert not at.exception
+    policy = get_strategy_class(strategy).framework_policy
+    assert policy is not None
+    assert f"What {policy.framework} does with this chat" in [e.label for e in at.main.expander]
+    captions = [literal_text(c.value) for c in at.caption]
+    assert any(c.startswith(policy.evidence_text) for c in captions)
 
 
 def test_a_bad_paste_shows_an_error_and_keeps_the_previous_chat() -> None:
@@ -176,7 +196,7 @@ def test_the_decision_filter_shows_every_decision_after_a_strategy_switch() -> N
     table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
     table_filter.set_value(["kept"]).run()
     assert not at.exception
-    at.sidebar.selectbox(key="ctx.strategy").set_value("summarize").run()
+    pick_strategy(at, "summarize")
     assert not at.exception
     table_filter = next(m for m in at.multiselect if m.label == "Show decisions")
     assert set(table_filter.value) >= {"kept", "summarized", "pinned"}

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ctxlab import load_chat
-from ctxlab.errors import UnknownNameError
-from ctxlab.export import TARGETS, export_details, export_policy
+from ctxlab.errors import CtxlabError, UnknownNameError
+from ctxlab.export import TARGETS, export_details, export_policy, targets_for
 from ctxlab.strategies import build_strategy, strategy_names
 from ctxlab.tokens import TokenCounter
 
@@ -68,13 +68,21 @@ def test_exported_summarize_policy_runs_offline_with_the_same_decisions(
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name", strategy_names())
-def test_every_strategy_exports_valid_python_for_every_target(name: str, target: str) -> None:
+def test_every_strategy_exports_for_each_of_its_targets(name: str, target: str) -> None:
     from ctxlab.strategies import get_strategy_class
 
     strategy = get_strategy_class(name)()
-    source = export_policy(strategy, target)
-    ast.parse(source)
+    if target not in targets_for(strategy):
+        assert target == "native" and strategy.framework_policy is None
+        with pytest.raises(CtxlabError, match="native export is for framework policies"):
+            export_policy(strategy, target)
+        return
     details = export_details(strategy, target)
+    if target == "native":  # the framework's own configuration: Python, TOML, JSON, ...
+        assert details.exact and not details.notes
+        assert details.code.strip() == strategy.config_code().strip()  # type: ignore[attr-defined]
+        return
+    ast.parse(export_policy(strategy, target))
     assert details.exact == (target == "ctxlab")
     if target != "ctxlab":
         assert details.notes, "a translation to another library must state what differs"

@@ -30,7 +30,7 @@ from ctxlab.caches import BoundedCache
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
-from ctxlab.strategies.registry import coerce_value
+from ctxlab.strategies.registry import coerce_value, current_params
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import binned_map, checks_view, figures, notices, render
 from ctxlab.ui.insights_view import ProblemsByProvider
@@ -51,6 +51,8 @@ __all__ = [
     "decision_codes_of",
     "disagreeing",
     "disagreement_window",
+    "framework_preset",
+    "group_key",
     "messages_within",
     "parse_compare_query",
     "problems_of",
@@ -78,6 +80,59 @@ DISAGREEMENT_ROWS = 1_000
 def strategy_key(i: int) -> str:
     """Widget key of configuration ``i``'s strategy (0-based)."""
     return f"cmp{i}.strategy"
+
+
+def group_key(i: int) -> str:
+    """Widget key of configuration ``i``'s group control (ctxlab strategies / frameworks)."""
+    return f"cmp{i}.group"
+
+
+FRAMEWORKS_PICKED = "cmp.frameworks"
+
+
+def _put_frameworks_side_by_side(ws: Workspace) -> None:
+    """The preset's button: one configuration per picked framework policy, each at the
+    framework's own defaults (what its users run)."""
+    picked = [n for n in st.session_state.get(FRAMEWORKS_PICKED, []) if n]
+    if len(picked) < MIN_CONFIGS:
+        return
+    picked = picked[:MAX_CONFIGS]
+    saved = _saved()
+    st.session_state[COUNT] = saved[COUNT] = len(picked)
+    seeded: set[tuple[str, str, str]] = st.session_state.setdefault(SEEDED, set())
+    for i, name in enumerate(picked):
+        st.session_state[strategy_key(i)] = saved[strategy_key(i)] = name
+        seeded.add((namespace(i), name, ws.chat.slot))
+        apply_params(
+            namespace(i), name, ws.chat.slot, current_params(get_strategy_class(name)()), ws
+        )
+
+
+def framework_preset(names: Sequence[str], ws: Workspace) -> None:
+    """ "Compare frameworks": pick framework policies and put them side by side, each at its
+    defaults (drawn only when at least two framework policies are registered)."""
+    from ctxlab.ui.frameworks import framework_names, option_label
+
+    available = framework_names(names)
+    if len(available) < MIN_CONFIGS:
+        return
+    with st.expander("Compare frameworks on this chat", icon=":material/view_column:"):
+        st.session_state.setdefault(FRAMEWORKS_PICKED, available[:MIN_CONFIGS])
+        chosen = st.multiselect(
+            "Framework policies",
+            available,
+            key=FRAMEWORKS_PICKED,
+            format_func=option_label,
+            max_selections=MAX_CONFIGS,
+            help="Each at the framework's own defaults; every column then says when it fires.",
+        )
+        st.button(
+            "Put them side by side",
+            key="cmp.frameworks_go",
+            disabled=len(chosen) < MIN_CONFIGS,
+            on_click=_put_frameworks_side_by_side,
+            args=(ws,),
+        )
 
 
 def namespace(i: int) -> str:
@@ -167,9 +222,11 @@ def comparable_defaults(
     :func:`ctxlab.ui.render.budget_of` reads) becomes ``budget``; its required message counts
     become :func:`messages_within` that budget. Optional parameters and other units keep the
     strategy's own suggestion. Values stay inside the declared bounds. Empty when ``budget`` is
-    None.
+    None, and for a framework policy (it opens at the framework's own defaults).
     """
-    if budget is None:
+    if budget is None or cls.framework_policy is not None:
+        # a framework policy opens at the framework's own defaults (what its users run); its
+        # parameters also have constraints of their own that a shared budget could break
         return {}
     out: dict[str, Any] = {}
     token_done = False

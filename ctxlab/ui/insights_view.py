@@ -17,7 +17,7 @@ import streamlit as st
 from ctxlab import checks
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
-from ctxlab.export import TARGETS, export_details
+from ctxlab.export import NATIVE, export_details, targets_for
 from ctxlab.insights import (
     Fact,
     FactRetention,
@@ -493,19 +493,31 @@ def _disagreement_view(frame: pd.DataFrame) -> tuple[pd.DataFrame, str, Any]:
 
 def render_export(strategy: Strategy, model: str, stem: str) -> None:
     """Target picker, the exported code, its caveats and a download."""
-    target = st.selectbox("Export for", TARGETS, key="export-target")
+    targets = targets_for(strategy)
+    if st.session_state.get("export-target") not in targets:
+        st.session_state["export-target"] = targets[0]
+    target = st.selectbox("Export for", targets, key="export-target")
     exported = export_details(strategy, target, model=model)
     for note in exported.notes:
         st.warning(note)
-    if exported.exact:
+    if exported.exact and target == NATIVE:
+        st.caption(
+            "Exact: the framework's own configuration of the policy shown here; run by the "
+            "framework, it makes these decisions."
+        )
+    elif exported.exact:
         st.caption("Exact: run on the same chat, this code makes the decisions shown here.")
     source = exported.as_source()
-    st.code(source, language="python")
+    from ctxlab.ui.frameworks import code_language
+
+    language = code_language(source) if target == NATIVE else "python"
+    suffix = {"python": "py", "json": "json", "toml": "toml"}[language]
+    st.code(source, language=language)
     st.download_button(
-        "Download policy.py",
+        f"Download policy.{suffix}",
         source,
-        file_name=f"{stem}-{target}-policy.py",
-        mime="text/x-python",
+        file_name=f"{stem}-{target}-policy.{suffix}",
+        mime="text/x-python" if suffix == "py" else "text/plain",
         key="dl-export",
         on_click="ignore",  # a download changes nothing: no rerun
     )

@@ -46,6 +46,7 @@ from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
 from ctxlab.ui import notices
+from ctxlab.ui.frameworks import strategy_picker
 from ctxlab.ui.text import markdown_literal, visible
 from ctxlab.ui.widgets import remember_params, remembered_params, strategy_widgets
 
@@ -75,6 +76,7 @@ SOURCE = "ctx.source"
 SAMPLE = "ctx.sample"
 MODEL = "ctx.model"
 STRATEGY = "ctx.strategy"
+STRATEGY_GROUP = "ctx.strategy_group"
 PASTE = "ctx.paste"
 UPLOAD = "ctx.upload"
 URL_DONE = "ctx.url_restored"
@@ -86,6 +88,7 @@ PERSISTENT = (
     SAMPLE,
     MODEL,
     STRATEGY,
+    STRATEGY_GROUP,
     PASTE,
     "ctx.backend",
     "ctx.base_url",
@@ -664,15 +667,8 @@ def sidebar() -> Workspace | None:
     )
     _reading_warnings(chat.warnings)
     names = strategy_names()
-    if st.session_state.get(STRATEGY) not in names:
-        st.session_state[STRATEGY] = names[0]
     side.header("Strategy")
-    picked = side.selectbox(
-        "Strategy",
-        names,
-        key=STRATEGY,
-        format_func=lambda n: get_strategy_class(n).title,
-    )
+    picked = strategy_picker(side, names, key=STRATEGY, group_key=STRATEGY_GROUP)
     cls = get_strategy_class(picked)
     side.caption(cls.summary)
     return Workspace(chat, model, counter, counted, cls, tools)

@@ -310,6 +310,25 @@ def _memo(views: dict[str, Any], name: str, build: Callable[[], Any]) -> Any:
     return views[name]
 
 
+def add_policy_markers(fig: go.Figure, rep: Replay, markers: Sequence[int]) -> None:
+    """Mark ``markers`` (calls, 1-based) on the tokens chart: a trace of points on the
+    untrimmed line, not vertical lines (those are the scrubber's, which
+    :func:`move_turn_marker` moves)."""
+    shown = [t for t in markers if 1 <= t <= len(rep.rows)]
+    if not shown:
+        return
+    fig.add_trace(
+        go.Scatter(
+            name="policy fires",
+            x=shown,
+            y=[rep.rows[t - 1].tokens_untrimmed for t in shown],
+            mode="markers",
+            marker={"color": "#6a1b9a", "size": 13, "symbol": "triangle-down"},
+            hovertemplate="call %{x}: the policy acts<extra></extra>",
+        )
+    )
+
+
 def move_turn_marker(fig: go.Figure, turn: int) -> None:
     """Move the vertical turn line of :func:`ctxlab.ui.figures.replay_tokens_figure` to
     ``turn`` (the line spans the plot's height: its ``yref`` is the y domain)."""
@@ -432,9 +451,19 @@ def turn_caption(turn: int, message_index: int, row: Any, reply_priming: int) ->
     )
 
 
-def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
+def render_replay(
+    rep: Replay,
+    ws: Workspace,
+    budget: int | None,
+    strategy: Strategy,
+    *,
+    markers: Sequence[int] = (),
+) -> None:
     """Metrics, the turn scrubber with what depends on the turn (:func:`render_turn`), then
-    the cumulative cost, the prompt cache and the compactions."""
+    the cumulative cost, the prompt cache and the compactions.
+
+    ``markers`` are calls marked on the tokens chart (when a framework policy first acts and
+    when it rewrites its history: :func:`ctxlab.ui.frameworks.render_firing`)."""
     if not rep.rows:
         st.info("The chat has no assistant turn, so there is nothing to replay.")
         return
@@ -485,8 +514,8 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
         "repeats the previous one word for word, so the provider bills all of it but the new "
         "messages at the cached price.",
     )
-    render_turn(rep, ws, budget, strategy)
-    views = replay_views(rep, budget, ws.model)
+    render_turn(rep, ws, budget, strategy, tuple(markers))
+    views = replay_views(rep, budget, ws.model, tuple(markers))
     cost_figure = _memo(views, "cost", lambda: figures.session_cost_figure(rep))
     if cost_figure is not None:
         st.plotly_chart(cost_figure, key="replay-cost", width="stretch")
@@ -511,7 +540,13 @@ def render_replay(rep: Replay, ws: Workspace, budget: int | None, strategy: Stra
 
 
 @st.fragment
-def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strategy) -> None:
+def render_turn(
+    rep: Replay,
+    ws: Workspace,
+    budget: int | None,
+    strategy: Strategy,
+    markers: tuple[int, ...] = (),
+) -> None:
     """The turn scrubber and what depends on the turn: the tokens chart's turn line, the
     context sent at that turn, its round map and fact retention.
 
@@ -522,12 +557,13 @@ def render_turn(rep: Replay, ws: Workspace, budget: int | None, strategy: Strate
     """
     n = len(rep)
     turn = int(st.slider("Turn", 1, n, n, key="replay-turn")) if n > 1 else 1
-    views = replay_views(rep, budget, ws.model)
+    views = replay_views(rep, budget, ws.model, markers)
     tokens_figure = views.get("tokens")
     if tokens_figure is None:
         tokens_figure = views["tokens"] = figures.replay_tokens_figure(
             RowsView(rep.rows), budget, turn=turn, window=ws.model_info
         )
+        add_policy_markers(tokens_figure, rep, markers)
         # A step moves only the turn line: marked with one revision for as long as its data
         # stays, the browser's Plotly redraws the line, not the series (about 25 ms a step),
         # and keeps a zoom the user made. A new figure (new data) gets a new revision.
