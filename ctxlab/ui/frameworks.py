@@ -19,6 +19,7 @@ import streamlit as st
 from ctxlab.errors import CtxlabError
 from ctxlab.model import Message
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class
+from ctxlab.strategies.frameworks import FrameworkStrategy
 from ctxlab.strategies.provenance import FrameworkPolicy, TriggerReport
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import notices
@@ -142,23 +143,10 @@ def strategy_picker(
 def trigger_report(
     strategy: Strategy, messages: Sequence[Message], counter: TokenCounter
 ) -> TriggerReport | None:
-    """``strategy``'s :class:`TriggerReport` on ``messages``; None for a ctxlab strategy.
-
-    The report is ``FrameworkStrategy.trigger_report`` (not ``trigger``: a dataclass field of
-    that name, a parameter of many frameworks, would hide the method); a policy written
-    against the first form of the API, with a ``trigger()`` method, is asked that way.
-    """
-    if not is_framework(type(strategy)):
+    """``strategy``'s :class:`TriggerReport` on ``messages``; None for a ctxlab strategy."""
+    if not isinstance(strategy, FrameworkStrategy):
         return None
-    method: Callable[[Sequence[Message], TokenCounter], TriggerReport] | None = None
-    if callable(getattr(strategy, "trigger_report", None)):
-        method = strategy.trigger_report  # type: ignore[attr-defined]
-    elif callable(getattr(strategy, "trigger", None)):
-        method = strategy.trigger  # type: ignore[attr-defined]
-    if method is None:
-        return None
-    report = method(messages, counter)
-    return report if isinstance(report, TriggerReport) else None
+    return strategy.trigger_report(messages, counter)
 
 
 def panel_title(policy: FrameworkPolicy) -> str:
