@@ -199,10 +199,16 @@ def _summarizer_for(
     return summarizers.OpenAISummarizer(args.summarizer_model, base_url=args.base_url)
 
 
-def _strategy_from(args: argparse.Namespace) -> Strategy:
+def _strategy_from(args: argparse.Namespace, loaded: LoadedChat | None = None) -> Strategy:
+    """The ``--strategy`` with its ``--param``s; a framework policy is given the usage the
+    loaded chat recorded (Claude Code counts from the last API response)."""
     from ctxlab.strategies import build_strategy
+    from ctxlab.strategies.frameworks import FrameworkStrategy
 
-    return build_strategy(args.strategy, _parse_params(args.param))
+    strategy = build_strategy(args.strategy, _parse_params(args.param))
+    if loaded is not None and loaded.usage and isinstance(strategy, FrameworkStrategy):
+        return strategy.with_recorded_usage(loaded.usage)
+    return strategy
 
 
 def _problems(
@@ -307,7 +313,7 @@ def _cmd_trim(args: argparse.Namespace, out: TextIO) -> int:
     loaded = _load_args(args)
     messages = loaded.messages
     counter = _counter_for(args, loaded)
-    strategy = _strategy_from(args)
+    strategy = _strategy_from(args, loaded)
     summarizer = _summarizer_for(args, strategy, counter)
     chat = counter.counted(messages)
     result = strategy.apply(chat.messages, counter, summarizer)
@@ -377,7 +383,7 @@ def _cmd_replay(args: argparse.Namespace, out: TextIO) -> int:
     loaded = _load_args(args)
     messages = loaded.messages
     counter = _counter_for(args, loaded)
-    strategy = _strategy_from(args)
+    strategy = _strategy_from(args, loaded)
     summarizer = _summarizer_for(args, strategy, counter)
     price_model = args.price_model or args.model
     result = replay(messages, strategy, counter, summarizer=summarizer, model=price_model)

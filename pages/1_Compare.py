@@ -71,7 +71,7 @@ for i, col in enumerate(st.columns(count)):
         with col.expander("Parameters", expanded=True):
             values = strategy_params(ws, cls, namespace=compare_setup.namespace(i), container=st)
         configs.append((name, values))
-        strategy = build_or_error(name, values)
+        strategy = build_or_error(name, values, ws.chat.usage)
         outcome = None
         backend = summarizer_panel(cls)
         if strategy is not None:

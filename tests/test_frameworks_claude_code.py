@@ -324,3 +324,23 @@ def test_registered_with_its_parameters_and_config() -> None:
     assert '"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "70"' in code
     assert "export CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=70" in code
     assert ClaudeCodeAutoCompact.framework_policy.evidence == "code"
+
+
+def test_the_recorded_usage_reaches_the_count_and_survives_a_parameter_change() -> None:
+    """The app and the CLI hand a framework policy the chat's recorded usage
+    (``with_recorded_usage``); Tune's sweeps change parameters with ``with_params``, which
+    must keep it, or Claude Code's count would fall back to chars/4 at every swept value."""
+    from ctxlab.strategies import with_params
+
+    path = Path(__file__).parent / "fixtures" / "formats" / "claude_code" / "thinking_session.jsonl"
+    loaded = load_chat_file(path, name=path.name)
+    assert loaded.usage
+    plain = ClaudeCodeAutoCompact()
+    given = plain.with_recorded_usage(loaded.usage)
+    anchored = claude_code_count(loaded.messages, loaded.usage)
+    assert anchored.anchor is not None
+    assert given.estimate(loaded.messages, COUNTER) == anchored.total
+    assert plain.estimate(loaded.messages, COUNTER) != anchored.total
+    swept = with_params(given, {"autocompact_pct_override": 50})
+    assert isinstance(swept, ClaudeCodeAutoCompact)
+    assert swept.usage == given.usage and swept.autocompact_pct_override == 50

@@ -325,10 +325,18 @@ def _construct(
 
 
 def with_params(strategy: Strategy, changes: Mapping[str, Any]) -> Strategy:
-    """A copy of ``strategy`` with the parameters in ``changes`` (by leaf name) replaced."""
+    """A copy of ``strategy`` with the parameters in ``changes`` (by leaf name) replaced; its
+    fields that are not parameters (what the chat told it, e.g. recorded usage) carried over."""
     current = {info.name: _get_path(strategy, info.path) for info in parameters(type(strategy))}
     current.update(changes)
-    return build_strategy(strategy.name, current)
+    built = build_strategy(strategy.name, current)
+    hints = typing.get_type_hints(type(strategy))
+    given = {
+        f.name: getattr(strategy, f.name)
+        for f in dataclasses.fields(strategy)  # type: ignore[arg-type]
+        if f.init and "ctxlab" not in f.metadata and not dataclasses.is_dataclass(hints[f.name])
+    }
+    return dataclasses.replace(built, **given) if given else built  # type: ignore[type-var]
 
 
 def _get_path(obj: Any, path: tuple[str, ...]) -> Any:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +42,7 @@ from ctxlab.strategies import (
     parameters,
     strategy_names,
 )
+from ctxlab.strategies.frameworks import FrameworkStrategy
 from ctxlab.strategies.registry import coerce_value, format_value
 from ctxlab.tokens import TokenCounter, get_counter
 from ctxlab.tool_overhead import ToolOverhead, WithOverhead, tool_overhead
@@ -879,13 +880,19 @@ def apply_params(
         st.session_state.pop(f"{key}.scale", None)
 
 
-def build_or_error(name: str, values: Mapping[str, Any]) -> Strategy | None:
-    """``build_strategy(name, values)``, or None after showing the ParameterError."""
+def build_or_error(
+    name: str, values: Mapping[str, Any], usage: Sequence[CallUsage] = ()
+) -> Strategy | None:
+    """``build_strategy(name, values)``, or None after showing the ParameterError; a framework
+    policy is given the chat's recorded ``usage`` (some frameworks count from it)."""
     try:
-        return build_strategy(name, values)
+        strategy = build_strategy(name, values)
     except CtxlabError as exc:
         notices.error(str(exc))
         return None
+    if isinstance(strategy, FrameworkStrategy) and usage:
+        return strategy.with_recorded_usage(usage)
+    return strategy
 
 
 def params_to_query(values: Mapping[str, Any]) -> dict[str, str]:

@@ -127,7 +127,7 @@ def draw_shared(page: st.Page | None = None) -> Shared | None:
     if ws is None:
         return None
     values = strategy_params(ws)
-    strategy = build_or_error(ws.strategy_cls.name, values)
+    strategy = build_or_error(ws.strategy_cls.name, values, ws.chat.usage)
     if strategy is None:
         return None
     spec = _spec_of(page)

@@ -21,7 +21,7 @@ prompt goes to the framework's own system slot where it has one and is then not 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from ctxlab.strategies.base import Strategy
 from ctxlab.strategies.provenance import (
@@ -34,6 +34,7 @@ from ctxlab.strategies.provenance import (
 )
 
 if TYPE_CHECKING:
+    from ctxlab.formats import CallUsage
     from ctxlab.model import Message
     from ctxlab.tokens import TokenCounter
 
@@ -73,6 +74,13 @@ class FrameworkStrategy(Strategy):
         Not named ``trigger``: that is a parameter of many frameworks, and a dataclass field of
         that name would hide the method."""
         raise NotImplementedError
+
+    def with_recorded_usage(self, usage: Sequence[CallUsage]) -> Self:
+        """This policy given the provider usage the chat recorded
+        (:attr:`ctxlab.formats.LoadedChat.usage`), for a framework whose count starts from the
+        last API response (Claude Code); the default ignores it. The app and the CLI call it on
+        every framework policy they build for a loaded chat."""
+        return self
 
     def config_code(self) -> str:
         """The framework's own configuration for these settings, ready to paste (Python for a

@@ -31,11 +31,12 @@ Read by the research from the strings of the native binary in npm
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from ctxlab.errors import SummarizerError
 from ctxlab.formats import CallUsage
@@ -353,6 +354,9 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
         check_params(self)
         claude_model(self.model)
         object.__setattr__(self, "usage", tuple(self.usage))
+
+    def with_recorded_usage(self, usage: Sequence[CallUsage]) -> Self:
+        return dataclasses.replace(self, usage=tuple(usage))
 
     # --- the framework's numbers ----------------------------------------------------------
 
