@@ -484,7 +484,7 @@ def _print_strategy(name: str, out: TextIO) -> None:
         print(f"  {policy.framework} {policy.component}, {policy.version}: {evidence}", file=out)
         print(f"  source: {policy.source}", file=out)
         for detail in policy.unpublished:
-            print(f"  not published by the vendor: {detail}", file=out)
+            print(f"  {policy.unpublished_label.lower()}: {detail}", file=out)
         for issue in policy.known_issues:
             print(f"  known issue, reproduced: {issue}", file=out)
     for info in parameters(cls):

@@ -46,7 +46,7 @@ def test_strategies_lists_framework_policies_in_their_own_group() -> None:
     assert rows[OTHER_NAME].split() == [*other, "only"]
     assert rows[NAME].split()[:4] == [NAME, "TestFramework", "WindowMemory", "testframework"]
     assert rows[NAME].endswith("ported from code")
-    assert "not published by the vendor: the placeholder's exact wording" in policies
+    assert "not reproduced exactly: the placeholder's exact wording" in policies
     assert "--param trigger=<str>  default none" in policies
 
 

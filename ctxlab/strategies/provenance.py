@@ -47,8 +47,9 @@ class FrameworkPolicy:
         evidence: see :data:`Evidence`.
         counter: how the framework counts what its trigger compares, in words.
         persists: see :data:`Persistence`.
-        unpublished: details the vendor does not publish, which the reproduction had to
-            choose; the UI lists them.
+        unpublished: for a closed service ("docs"), details the vendor does not publish,
+            which the reproduction had to choose; for an open framework, behaviour ctxlab does
+            not follow exactly. The UI lists them under :attr:`unpublished_label`.
         known_issues: the framework's known bugs the reproduction keeps, as its users meet
             them ("microsoft/autogen#7955: can return a tool call without its result").
     """
@@ -62,6 +63,13 @@ class FrameworkPolicy:
     persists: Persistence
     unpublished: tuple[str, ...] = ()
     known_issues: tuple[str, ...] = ()
+
+    @property
+    def unpublished_label(self) -> str:
+        """How the UI introduces each of :attr:`unpublished`."""
+        if self.evidence == "docs":
+            return "Not published by the vendor"
+        return "Not reproduced exactly"
 
     @property
     def evidence_text(self) -> str:

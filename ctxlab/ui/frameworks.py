@@ -161,12 +161,12 @@ def persists_text(policy: FrameworkPolicy) -> str:
 
 def policy_lines(policy: FrameworkPolicy) -> list[str]:
     """The provenance lines of a policy, plain text: evidence, source, counter, details not
-    published by the vendor, known issues."""
+    published by the vendor (or not reproduced exactly), known issues."""
     lines = [
         f"{policy.evidence_text}. Source: {policy.source}.",
         f"Counts with: {policy.counter}; it {persists_text(policy)}.",
     ]
-    lines.extend(f"Not published by the vendor: {detail}" for detail in policy.unpublished)
+    lines.extend(f"{policy.unpublished_label}: {detail}" for detail in policy.unpublished)
     lines.extend(f"Known issue, reproduced: {issue}" for issue in policy.known_issues)
     return lines
 

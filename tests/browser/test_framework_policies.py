@@ -52,8 +52,6 @@ def test_the_group_control_opens_framework_policies_and_the_trigger_panel(
         "TestFramework thinks 21,750 tokens, the model sees 32,791: a token trigger fires "
         "11,041 tokens late"
     )
-    expect(panel.first).to_contain_text(
-        "Not published by the vendor: the placeholder's exact wording"
-    )
+    expect(panel.first).to_contain_text("Not reproduced exactly: the placeholder's exact wording")
     assert "strategy=test-framework-window" in page.url
     expect(page.locator(EXCEPTION)).to_have_count(0)

@@ -137,7 +137,6 @@ class LangChainClearToolUses(FrameworkStrategy):
             "every call and rewrites mid-history bytes, invalidating the provider's prompt cache.",
         ),
     )
-    order: ClassVar[int] = 212
 
     edit: ClearToolUsesEdit = field(default_factory=ClearToolUsesEdit)
     token_count_method: str = param(

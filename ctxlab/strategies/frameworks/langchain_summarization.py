@@ -256,7 +256,6 @@ class LangChainSummarization(FrameworkStrategy):
         ),
     )
     uses_summarizer: ClassVar[bool] = True
-    order: ClassVar[int] = 211
 
     middleware: SummarizationMiddleware = field(default_factory=SummarizationMiddleware)
     redact_patterns: bool = param(

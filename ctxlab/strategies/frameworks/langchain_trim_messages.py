@@ -84,7 +84,6 @@ class LangChainTrimMessages(FrameworkStrategy):
             "can begin with a tool result whose call was dropped.",
         ),
     )
-    order: ClassVar[int] = 210
 
     max_tokens: int = param(
         8000,
