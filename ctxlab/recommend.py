@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ctxlab.errors import ParameterError
 from ctxlab.insights import Fact, fact_retention
 from ctxlab.model import Message
 from ctxlab.replay import replay
@@ -50,6 +51,7 @@ __all__ = [
     "Question",
     "Recommendation",
     "SessionPoint",
+    "accepted_values",
     "candidate_values",
     "recommend",
     "recommendation_sentence",
@@ -158,6 +160,28 @@ def _two_digits(x: float) -> float:
         return x
     scale = 10 ** (math.floor(math.log10(x)) - 1)
     return float(round(x / scale) * scale)
+
+
+def accepted_values(
+    strategy: Strategy, name: str, values: Sequence[float], *, integer: bool
+) -> tuple[list[float], str]:
+    """The ``values`` of parameter ``name`` that ``strategy`` accepts with its other settings,
+    and why the first refused one was refused ("" when none was).
+
+    A framework's parameters can bound each other (OpenHands' ``keep_first`` below half of
+    ``max_size``, LlamaIndex's ``initial_token_count`` below its ``token_limit``): a sweep tries
+    only the values the framework itself would accept.
+    """
+    kept: list[float] = []
+    reason = ""
+    for value in values:
+        try:
+            with_params(strategy, {name: int(value) if integer else value})
+        except ParameterError as exc:
+            reason = reason or str(exc)
+            continue
+        kept.append(value)
+    return kept, reason
 
 
 def session_sweep(

@@ -11,6 +11,7 @@ import streamlit as st
 from ctxlab.recommend import (
     Question,
     SessionPoint,
+    accepted_values,
     candidate_values,
     recommend,
     recommendation_sentence,
@@ -43,10 +44,18 @@ info = numeric[name]
 window = model.context_window if model is not None else None
 swept_range = strategy.sweep_range(name, ws.counted, window)
 if swept_range is None:
-    notices.info(
-        f"“{info.spec.label}” acts on nothing in this chat (it counts something the chat does "
-        "not hold), so every value sends the same context: there is nothing to tune here."
-    )
+    floor = info.spec.min
+    if info.spec.unit == "tokens" and floor is not None and floor >= ws.counted.total:
+        notices.info(
+            f"“{info.spec.label}” takes {floor:,.0f} tokens or more, and this chat has "
+            f"{ws.counted.total:,}: every value it accepts leaves the chat as it is, so there is "
+            "nothing to tune here."
+        )
+    else:
+        notices.info(
+            f"“{info.spec.label}” acts on nothing in this chat (it counts something the chat "
+            "does not hold), so every value sends the same context: there is nothing to tune here."
+        )
     st.stop()
 integer = swept_range.integer
 lo_bound = int(swept_range.lo) if integer else swept_range.lo
@@ -99,7 +108,17 @@ if summarizer is not None:
     )
 
 log = swept_range.log
-values = candidate_values(lo, hi, steps, integer=integer, log=log)
+values, refused = accepted_values(
+    strategy, name, candidate_values(lo, hi, steps, integer=integer, log=log), integer=integer
+)
+if refused:
+    notices.caption(f"Some values are left out: {strategy.title} refuses them ({refused}).")
+if not values:
+    notices.info(
+        f"{strategy.title} accepts no value of this parameter in the range with its other "
+        "settings; change them in the sidebar."
+    )
+    st.stop()
 facts = insights_view.chat_facts(ws.counted)
 
 
@@ -127,7 +146,9 @@ with st.spinner(f"Replaying the session at {len(values)} values…"):
     )
 points = list(swept)
 rec = recommend(points, question, window=window, min_facts=min_facts, chat_tokens=ws.counted.total)
-finer = refine_values(points, rec, 4, integer=integer)
+finer, _ = accepted_values(
+    strategy, name, refine_values(points, rec, 4, integer=integer), integer=integer
+)
 if finer:
     with st.spinner(f"Refining around {rec.point.value if rec.point else 0:,g}…"):
         extra, more = insights_view.per_chat(

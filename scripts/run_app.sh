@@ -19,6 +19,10 @@ for arg in "$@"; do
 done
 echo "ctxlab playground: http://127.0.0.1:${port}/?chat=coding_agent_session"
 
+# The C library's allocator lets the server give back the memory of visitors who left
+# (ctxlab.launch.SERVER_ENVIRONMENT says why); `ctxlab app` starts with the same setting.
+export PYTHONMALLOC="${PYTHONMALLOC:-malloc}"
+
 exec "$PY" -m streamlit run app.py \
     --server.address=127.0.0.1 \
     --browser.gatherUsageStats=false \

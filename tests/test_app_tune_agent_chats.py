@@ -46,7 +46,11 @@ def _sentence(at: object) -> str:
     return str(shown[0].value)
 
 
-@pytest.mark.parametrize("strategy", strategy_names())
+CTXLAB_STRATEGIES = [n for n in strategy_names() if get_strategy_class(n).framework_policy is None]
+FRAMEWORKS = [n for n in strategy_names() if get_strategy_class(n).framework_policy is not None]
+
+
+@pytest.mark.parametrize("strategy", CTXLAB_STRATEGIES)
 @pytest.mark.parametrize("chat", list(CHATS))
 def test_tune_sweeps_within_the_chat_and_answers(
     chats_folder: Path, chat: str, strategy: str
@@ -106,3 +110,23 @@ def test_apply_on_the_codex_rollout_sets_the_value_in_range(chats_folder: Path) 
     next(b for b in at.button if str(b.label).startswith("Apply")).click().run()
     assert not at.exception
     assert param_widget(at, "max_tokens").value == chosen
+
+
+@pytest.mark.parametrize("strategy", FRAMEWORKS)
+def test_tune_sweeps_a_framework_policy_or_says_why_not(chats_folder: Path, strategy: str) -> None:
+    """A framework policy opens at its own defaults, which may leave nothing to sweep on a
+    chat (a trigger whose minimum is above it) or bound one parameter by another: the page
+    sweeps what the framework accepts, or says why it cannot, never a traceback."""
+    model = "gpt-4.1"
+    chat = next(iter(CHATS))
+    at = page(TUNE, chat=chat, strategy=strategy, model=model)
+    at.run()
+    assert not at.exception
+    if at.get("plotly_chart"):
+        total, window = _tokens(chat, model), get_model(model).context_window
+        text = _sentence(at)
+        for number in re.findall(r"([\d,]+) tokens(?! to spare)", text):
+            assert int(number.replace(",", "")) <= max(total, window), text
+        return
+    reasons = ("no numeric parameter", "nothing to tune", "accepts no value")
+    assert any(r in str(i.value) for i in at.info for r in reasons), strategy

@@ -6,6 +6,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from ctxlab.launch import config_flags, playground_dir, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +38,29 @@ def test_config_flags_write_booleans_as_streamlit_reads_them() -> None:
     ]
     assert sys.executable  # the default interpreter is the running one
     assert streamlit_command()[0] == sys.executable
+
+
+def test_the_server_starts_with_the_c_allocator_unless_the_operator_chose() -> None:
+    from ctxlab.launch import server_environment
+
+    assert server_environment({})["PYTHONMALLOC"] == "malloc"
+    assert server_environment({"PYTHONMALLOC": "pymalloc"})["PYTHONMALLOC"] == "pymalloc"
+    assert server_environment({"PATH": "/bin"})["PATH"] == "/bin"
+
+
+def test_ctxlab_app_execs_streamlit_in_the_server_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ctxlab import launch
+
+    seen: dict[str, object] = {}
+
+    def fake_execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        seen.update(path=path, argv=argv, env=env)
+
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    monkeypatch.setattr(launch.os, "execve", fake_execve)
+    launch.run_app(["--server.port=8601"])
+    assert seen["argv"] == launch.streamlit_command(["--server.port=8601"])
+    env = seen["env"]
+    assert isinstance(env, dict) and env["PYTHONMALLOC"] == "malloc"

@@ -6,7 +6,6 @@ Import them in a browser test with ``from browser_support import open_app, wait_
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
 import sys
@@ -18,6 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
+
+from ctxlab.launch import server_environment
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER_START_TIMEOUT_S = 60.0
@@ -64,7 +65,8 @@ def serve_app_process(
         "--browser.gatherUsageStats=false",
         "--server.fileWatcherType=none",
     ]
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    # the server runs as `ctxlab app` and scripts/run_app.sh start it (ctxlab.launch)
+    full_env = {**server_environment(), "PYTHONUNBUFFERED": "1", **(env or {})}
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(
             command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=full_env
