@@ -55,12 +55,17 @@ def test_ctxlab_app_execs_streamlit_in_the_server_environment(
 
     seen: dict[str, object] = {}
 
+    class Replaced(Exception):
+        """execve does not return: the process became Streamlit's."""
+
     def fake_execve(path: str, argv: list[str], env: dict[str, str]) -> None:
         seen.update(path=path, argv=argv, env=env)
+        raise Replaced
 
     monkeypatch.delenv("PYTHONMALLOC", raising=False)
     monkeypatch.setattr(launch.os, "execve", fake_execve)
-    launch.run_app(["--server.port=8601"])
+    with pytest.raises(Replaced):
+        launch.run_app(["--server.port=8601"])
     assert seen["argv"] == launch.streamlit_command(["--server.port=8601"])
     env = seen["env"]
     assert isinstance(env, dict) and env["PYTHONMALLOC"] == "malloc"

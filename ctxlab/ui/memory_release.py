@@ -14,7 +14,10 @@ server's send loop keeps the last session it served referenced until it serves a
 
 One watcher thread per server process therefore asks the server's event loop, every quarter of
 the TTL (at least every 30 s), to drop the sessions whose TTL has passed, shut them down as
-Streamlit does for a session it closes, and empty their state; when it dropped any, it collects
+Streamlit does for a session it closes, and empty their state, their widgets' metadata (whose
+callback arguments hold the page's chat; ``SessionState.clear`` keeps it) and their fragments
+(closures over the page's globals); when no session is left at all, the per-text token counts
+go too; when it dropped any, it collects
 garbage (replays refer back to their chat, a cycle only the collector frees) and asks glibc's
 allocator to return its free pages to the system (``malloc_trim``), so the server's resident
 size falls back instead of staying at its peak.
@@ -23,6 +26,10 @@ The store and the loop are reached through Streamlit's runtime internals (``Runt
 ``_session_mgr._session_storage`` and ``_async_objs.eventloop``), read defensively: if a
 Streamlit release renames them, the watcher does nothing and memory is released at Streamlit's
 own pace (``tests/browser/test_memory.py`` would show it).
+
+The server itself should run on the C library's allocator (``PYTHONMALLOC=malloc``, which
+:mod:`ctxlab.launch` sets): Python's arenas are returned only when empty, and a few small
+survivors keep most of them.
 """
 
 from __future__ import annotations
