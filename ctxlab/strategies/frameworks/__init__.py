@@ -46,7 +46,19 @@ __all__ = [
     "Persistence",
     "TriggerReport",
     "disagreement",
+    "fresh_id",
 ]
+
+
+def fresh_id(messages: Sequence[Message], base: str) -> str:
+    """``base`` made unique among the ids of ``messages`` (``base``, then ``base-1``, ...): the id
+    of a message a policy inserts (a summary, a marker) never names a message of the chat."""
+    taken = {m.id for m in messages}
+    candidate, k = base, 0
+    while candidate in taken:
+        k += 1
+        candidate = f"{base}-{k}"
+    return candidate
 
 
 class FrameworkStrategy(Strategy):

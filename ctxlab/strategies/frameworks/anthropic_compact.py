@@ -30,7 +30,12 @@ from ctxlab.errors import SummarizerError
 from ctxlab.model import CompactionMeta, Message, Role
 from ctxlab.redaction import redact_patterns
 from ctxlab.strategies.base import Decision, TrimResult, check_params, param
-from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
+from ctxlab.strategies.frameworks import (
+    FrameworkPolicy,
+    FrameworkStrategy,
+    TriggerReport,
+    fresh_id,
+)
 from ctxlab.strategies.frameworks._anthropic import conversation_for_summarizer, pretty_json
 from ctxlab.summarizers import OfflineSummarizer, SummaryRequest
 
@@ -332,10 +337,4 @@ class AnthropicCompact(FrameworkStrategy):
 
 
 def _block_id(messages: Sequence[Message]) -> str:
-    taken = {m.id for m in messages}
-    base = f"compaction-block-{len(messages)}"
-    candidate, k = base, 0
-    while candidate in taken:
-        k += 1
-        candidate = f"{base}-{k}"
-    return candidate
+    return fresh_id(messages, f"compaction-block-{len(messages)}")

@@ -44,7 +44,12 @@ from ctxlab.model import Message, Role
 from ctxlab.redaction import redact_patterns
 from ctxlab.strategies.base import Decision, TrimResult, check_params, param
 from ctxlab.strategies.clear_tool_results import stand_in_of
-from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
+from ctxlab.strategies.frameworks import (
+    FrameworkPolicy,
+    FrameworkStrategy,
+    TriggerReport,
+    fresh_id,
+)
 from ctxlab.strategies.frameworks._anthropic import (
     CLAUDE_MODELS,
     DEFAULT_CLAUDE_MODEL,
@@ -622,10 +627,4 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
 
 
 def _summary_id(messages: Sequence[Message]) -> str:
-    taken = {m.id for m in messages}
-    base = f"claude-code-summary-{len(messages)}"
-    candidate, k = base, 0
-    while candidate in taken:
-        k += 1
-        candidate = f"{base}-{k}"
-    return candidate
+    return fresh_id(messages, f"claude-code-summary-{len(messages)}")

@@ -31,7 +31,12 @@ from ctxlab.errors import CtxlabError, ParameterError
 from ctxlab.model import Message, Role
 from ctxlab.redaction import redact_patterns
 from ctxlab.strategies.base import Decision, TrimResult, check_params, param
-from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
+from ctxlab.strategies.frameworks import (
+    FrameworkPolicy,
+    FrameworkStrategy,
+    TriggerReport,
+    fresh_id,
+)
 from ctxlab.strategies.frameworks._window import MODEL_CHOICES, model_info
 from ctxlab.summarizers import SummaryRequest
 
@@ -250,7 +255,9 @@ class RooCodeCondense(FrameworkStrategy):
                     text = ""
                     warnings.append(f"The summarizer failed ({exc}); Roo falls back.")
                 if text:
-                    summary = Message(Role.USER, text, "roo-condense-summary", is_summary=True)
+                    summary = Message(
+                        Role.USER, text, fresh_id(messages, "roo-condense-summary"), is_summary=True
+                    )
                     for m in messages[pinned:]:
                         decisions[m.id] = Decision.SUMMARIZED
                     kept = (*messages[:pinned], summary)
@@ -288,7 +295,9 @@ class RooCodeCondense(FrameworkStrategy):
         gone = visible[1 : hidden + 1]
         for i in gone:
             decisions[messages[i].id] = Decision.DROPPED
-        marker = Message(Role.USER, truncation_marker(hidden), "roo-truncation-marker")
+        marker = Message(
+            Role.USER, truncation_marker(hidden), fresh_id(messages, "roo-truncation-marker")
+        )
         first_kept = visible[hidden + 1] if hidden + 1 < len(visible) else len(messages)
         out = [m for i, m in enumerate(messages) if i < first_kept and i not in set(gone)]
         out.append(marker)
