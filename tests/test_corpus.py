@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -539,3 +540,63 @@ def test_multi_conversation_json_gives_each_conversation_as_the_loader_reads_it(
     assert [g.conversation for g in got] == listed and len(listed) == 5
     assert [g.messages for g in got] == [load_chat(data, conversation=c) for c in listed]
     assert len({g.key for g in got}) == 5
+
+
+def _configurations_table(store_module: Any, grid: Sequence[Any]) -> Any:
+    batch = store_module._Batch()
+    for c in grid:
+        row = (c.key, c.strategy, c.params_json, c.model, c.budget, c.retention, c.label)
+        batch.add("configurations", row)
+    return batch.arrow("configurations")
+
+
+class _InterruptingConnection:
+    """A results connection that receives Ctrl-C (SIGINT) while a write's first INSERT runs."""
+
+    def __init__(self, con: Any) -> None:
+        self._con = con
+        self.sent = False
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql.startswith("INSERT") and not self.sent:
+            import signal
+
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+def test_ctrl_c_during_a_write_commits_it_then_stops(tmp_path: Path) -> None:
+    """The signal lands inside the transaction on purpose: the write is committed whole, and
+    the KeyboardInterrupt comes after it (DuckDB used to abort the statement, "Query
+    interrupted", and the finished results were rolled back)."""
+    from ctxlab.corpus.store import Store
+
+    db = tmp_path / "r.duckdb"
+    with Store(db) as store:
+        wire = _InterruptingConnection(store.con)
+        store.con = wire
+        with pytest.raises(KeyboardInterrupt):
+            store.add_configurations(GRID)
+        assert wire.sent
+        store.con = wire._con
+    assert len(_dump(db)["configurations"]) == len(GRID)
+
+
+def test_without_the_deferral_the_same_signal_loses_the_write(tmp_path: Path) -> None:
+    """The race the deferral closes, shown on the raw write."""
+    from ctxlab.corpus import store as store_module
+
+    db = tmp_path / "r.duckdb"
+    with store_module.Store(db) as store:
+        wire = _InterruptingConnection(store.con)
+        store.con = wire
+        with pytest.raises(KeyboardInterrupt):
+            store._insert_now(
+                {"configurations": _configurations_table(store_module, GRID)}, ("configurations",)
+            )
+        store.con = wire._con
+    assert _dump(db)["configurations"] == []

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ __all__ = [
     "Store",
     "check_results",
     "connect_results",
+    "interrupt_deferred",
     "results_errors",
 ]
 
@@ -213,6 +215,33 @@ class _Batch:
         )
 
 
+@contextlib.contextmanager
+def interrupt_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that arrives inside the block until the block is done, then raise
+    it as KeyboardInterrupt.
+
+    DuckDB answers a SIGINT during a statement by aborting it ("Query interrupted"), and Python
+    raises KeyboardInterrupt between two statements of a transaction: either way the results a
+    run had finished were rolled back and the user got a traceback instead of a clean stop that
+    commits them. Only the main thread receives signals, and only Python's own handler is
+    replaced (a process that ignores SIGINT, like a pool worker, keeps ignoring it).
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    received: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if received:
+        raise KeyboardInterrupt
+
+
 class Store:
     """A DuckDB results file, opened for writing (one writer: the run's parent process).
 
@@ -325,7 +354,12 @@ class Store:
         )
 
     def _insert(self, tables: dict[str, pa.Table], ignore: Sequence[str]) -> None:
-        """Insert ``tables`` (and what derives from new calls) in one transaction."""
+        """Insert ``tables`` (and what derives from new calls) in one transaction, with Ctrl-C
+        deferred until it is committed (:func:`interrupt_deferred`)."""
+        with interrupt_deferred():
+            self._insert_now(tables, ignore)
+
+    def _insert_now(self, tables: dict[str, pa.Table], ignore: Sequence[str]) -> None:
         con = self.con
         views = []
         with results_errors(self.path, writing=True):
