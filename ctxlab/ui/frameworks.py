@@ -143,10 +143,17 @@ def strategy_picker(
 def trigger_report(
     strategy: Strategy, messages: Sequence[Message], counter: TokenCounter
 ) -> TriggerReport | None:
-    """``strategy``'s :class:`TriggerReport` on ``messages``; None for a ctxlab strategy."""
+    """``strategy``'s :class:`TriggerReport` on ``messages``; None for a ctxlab strategy.
+
+    Kept with the counted chat: a report can cost seconds on a 100,000-message chat (LlamaIndex
+    tokenizes the joined text), and every rerun of a page asks again."""
     if not isinstance(strategy, FrameworkStrategy):
         return None
-    return strategy.trigger_report(messages, counter)
+    framework = strategy
+    return counter.counted(messages).derived(
+        ("framework-trigger-report", framework),
+        lambda _chat: framework.trigger_report(messages, counter),
+    )
 
 
 def panel_title(policy: FrameworkPolicy) -> str:
