@@ -600,3 +600,28 @@ def test_without_the_deferral_the_same_signal_loses_the_write(tmp_path: Path) ->
             )
         store.con = wire._con
     assert _dump(db)["configurations"] == []
+
+
+def test_a_ctrl_c_raised_after_a_committed_write_does_not_write_it_twice() -> None:
+    """The store raises a held Ctrl-C once its write has committed; the run's last flush
+    (``finally``) must then find nothing left of that write."""
+    from ctxlab.corpus.run import _Committer
+
+    class CommitsThenInterrupted:
+        def __init__(self) -> None:
+            self.written: list[object] = []
+            self.calls = 0
+
+        def write(self, outcomes: Sequence[object]) -> None:
+            self.written.extend(outcomes)  # committed
+            self.calls += 1
+            if self.calls == 1:
+                raise KeyboardInterrupt  # the Ctrl-C held during that write
+
+    store = CommitsThenInterrupted()
+    committer = _Committer(store)  # type: ignore[arg-type]
+    committer.buffer.extend(["source-a", "source-b"])
+    with pytest.raises(KeyboardInterrupt):
+        committer.flush()
+    committer.flush()  # what run_corpus's finally does
+    assert store.written == ["source-a", "source-b"]

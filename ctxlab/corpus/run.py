@@ -329,10 +329,12 @@ class _Committer:
             self.flush()
 
     def flush(self) -> None:
-        self.store.write(self.buffer)
-        self.buffer.clear()
+        # Taken before writing: a Ctrl-C held during the write (Store) is raised once it has
+        # committed, and the run's last flush must not write the same sources again.
+        pending, self.buffer = self.buffer, []
         self.calls = 0
         self.last = time.perf_counter()
+        self.store.write(pending)
 
 
 def _tasks(
