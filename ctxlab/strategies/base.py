@@ -43,6 +43,7 @@ __all__ = [
     "SweepRange",
     "TrimResult",
     "check_params",
+    "check_whole_numbers",
     "describe_round",
     "nice_ceiling",
     "nice_fraction",
@@ -110,6 +111,17 @@ def param(
     if isinstance(default, list | dict | set):
         raise TypeError("parameters are immutable: use a tuple or frozenset default")
     return field(default=default, metadata={"ctxlab": spec})
+
+
+def check_whole_numbers(obj: Any, *names: str, optional: bool = False) -> None:
+    """Raise :class:`ParameterError` unless each field of ``names`` is an int (not a bool), or
+    None when ``optional``."""
+    for name in names:
+        value = getattr(obj, name)
+        if optional and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"{name} must be a whole number, got {value!r}")
 
 
 def check_params(obj: Any) -> None:

@@ -17,7 +17,6 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from ctxlab.counted import CountedChat
-from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role, ToolCall
 from ctxlab.plural import plural
 from ctxlab.strategies.base import (
@@ -27,6 +26,7 @@ from ctxlab.strategies.base import (
     Strategy,
     TrimResult,
     check_params,
+    check_whole_numbers,
     nice_fraction,
     param,
     reasons_for,
@@ -299,10 +299,7 @@ class ClearToolResults(Strategy):
     )
 
     def __post_init__(self) -> None:
-        for name in ("trigger_tokens", "keep_tool_results", "clear_at_least"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_whole_numbers(self, "trigger_tokens", "keep_tool_results", "clear_at_least")
         check_params(self)
 
     @property

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role
-from ctxlab.strategies.base import TrimResult, check_params, param
+from ctxlab.strategies.base import TrimResult, check_params, check_whole_numbers, param
 from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
 from ctxlab.strategies.frameworks._autogen import (
     AUTOGEN_SOURCE,
@@ -129,10 +128,7 @@ class AutoGenHeadAndTail(FrameworkStrategy):
     )
 
     def __post_init__(self) -> None:
-        for name in ("head_size", "tail_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_whole_numbers(self, "head_size", "tail_size")
         check_params(self)
 
     def apply(

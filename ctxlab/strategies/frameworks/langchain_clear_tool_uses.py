@@ -23,9 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role, ToolCall
-from ctxlab.strategies.base import Decision, TrimResult, check_params, param
+from ctxlab.strategies.base import Decision, TrimResult, check_params, check_whole_numbers, param
 from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
 from ctxlab.strategies.frameworks._langchain import (
     ListCounter,
@@ -91,10 +90,7 @@ class ClearToolUsesEdit:
     )
 
     def __post_init__(self) -> None:
-        for name in ("trigger", "clear_at_least", "keep"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_whole_numbers(self, "trigger", "clear_at_least", "keep")
         check_params(self)
 
     @property

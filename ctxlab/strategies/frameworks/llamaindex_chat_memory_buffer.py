@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ctxlab.catalog import CATALOG
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role
-from ctxlab.strategies.base import Decision, TrimResult, check_params, param
+from ctxlab.strategies.base import Decision, TrimResult, check_params, check_whole_numbers, param
 from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
 from ctxlab.strategies.frameworks._llamaindex import (
     LLAMAINDEX_TOKENIZER,
@@ -181,10 +181,7 @@ class LlamaIndexChatMemoryBuffer(FrameworkStrategy):
     )
 
     def __post_init__(self) -> None:
-        for name in ("token_limit", "initial_token_count"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_whole_numbers(self, "token_limit", "initial_token_count", optional=True)
         check_params(self)
         if self.initial_token_count > self.effective_token_limit:
             raise ParameterError(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from ctxlab.errors import ParameterError
 from ctxlab.model import Message, Role
-from ctxlab.strategies.base import Decision, TrimResult, check_params, param
+from ctxlab.strategies.base import Decision, TrimResult, check_params, check_whole_numbers, param
 from ctxlab.strategies.frameworks import FrameworkPolicy, FrameworkStrategy, TriggerReport
 from ctxlab.strategies.frameworks._llamaindex import memory_message_tokens
 
@@ -176,10 +176,7 @@ class LlamaIndexMemory(FrameworkStrategy):
     )
 
     def __post_init__(self) -> None:
-        for name in ("token_limit", "token_flush_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(f"{name} must be a whole number, got {value!r}")
+        check_whole_numbers(self, "token_limit", "token_flush_size")
         ratio = self.chat_history_token_ratio
         if isinstance(ratio, bool) or not isinstance(ratio, int | float):
             raise ParameterError(f"chat_history_token_ratio must be a number, got {ratio!r}")
