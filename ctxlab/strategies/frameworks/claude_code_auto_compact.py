@@ -390,16 +390,27 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
                 else f"; CLAUDE_AUTOCOMPACT_PCT_OVERRIDE={self.autocompact_pct_override} "
                 "cannot raise it"
             )
-        basis = "" if count.anchor is not None else " (chars/4: the chat records no usage)"
+        basis = " (chars/4: the chat records no usage)"
+        if count.anchor is not None:
+            # The recorded usage covers Claude Code's own system prompt and tools, which the
+            # transcript does not hold: not an estimate to hold against ctxlab's count.
+            basis = ""
+            exact_shown: int | None = None
+            usage_note = (
+                " That is the last API response's usage, which includes Claude Code's own "
+                f"system prompt and tools; the transcript itself is {exact:,} by ctxlab's count."
+            )
+        else:
+            exact_shown, usage_note = exact, ""
         if self.disable_auto_compact:
             return TriggerReport(
                 fires=False,
                 threshold=None,
                 unit="tokens",
                 estimate=count.total,
-                exact=exact,
+                exact=exact_shown,
                 text=f"Never fires: DISABLE_AUTO_COMPACT is set; this chat is at "
-                f"{count.total:,} tokens{basis}.",
+                f"{count.total:,} tokens{basis}.{usage_note}",
                 framework="Claude Code",
             )
         fires = count.total >= threshold
@@ -409,9 +420,9 @@ class ClaudeCodeAutoCompact(FrameworkStrategy):
             threshold=threshold,
             unit="tokens",
             estimate=count.total,
-            exact=exact,
+            exact=exact_shown,
             text=f"{verb} at {threshold:,} tokens on {self.model} ({how}); this chat is at "
-            f"{count.total:,}{basis}.",
+            f"{count.total:,}{basis}.{usage_note}",
             framework="Claude Code",
         )
 
