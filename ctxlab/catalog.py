@@ -23,9 +23,11 @@ from importlib import resources
 from typing import Any
 
 from ctxlab.errors import ParameterError, UnknownNameError
+from ctxlab.tokenizer_families import FAMILIES, family_of
 
 __all__ = [
     "CATALOG",
+    "ENCODINGS",
     "PROVIDERS",
     "PROVIDER_TITLES",
     "TOKENIZERS",
@@ -36,18 +38,40 @@ __all__ = [
     "normalize_model_name",
 ]
 
-TOKENIZERS: tuple[str, ...] = ("o200k_base", "cl100k_base", "approx")
-"""Counters a catalog entry may name: tiktoken encodings (exact) or the approximate counter."""
+ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
+"""tiktoken encodings shipped with ctxlab (:mod:`ctxlab.encodings`): always exact."""
 
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "gemini", "deepseek")
+TOKENIZERS: tuple[str, ...] = (*ENCODINGS, *FAMILIES, "approx")
+"""Counters a catalog entry may name: tiktoken encodings (exact), open-weight families (exact
+with their extra installed, :mod:`ctxlab.tokenizer_families`) or the approximate counter."""
+
+PROVIDERS: tuple[str, ...] = (
+    "openai",
+    "anthropic",
+    "gemini",
+    "deepseek",
+    "qwen",
+    "mistral",
+    "meta",
+)
 PROVIDER_TITLES: Mapping[str, str] = {
     "openai": "OpenAI",
     "anthropic": "Anthropic",
     "gemini": "Gemini",
     "deepseek": "DeepSeek",
+    "qwen": "Qwen",
+    "mistral": "Mistral",
+    "meta": "Meta",
 }
 
-_VALIDATOR_PROVIDER = {"deepseek": "openai"}  # DeepSeek serves the OpenAI Chat Completions API
+# DeepSeek, Qwen (Model Studio), Mistral and Meta's Llama API serve the OpenAI Chat Completions
+# request shape, so requests for their models are validated by the OpenAI rules.
+_VALIDATOR_PROVIDER = {
+    "deepseek": "openai",
+    "qwen": "openai",
+    "mistral": "openai",
+    "meta": "openai",
+}
 
 # A dated snapshot or alias suffix: gpt-4o-2024-08-06, gpt-4-0613, o3-2025-04-16, ...-latest.
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest|preview)$")
@@ -97,8 +121,21 @@ class ModelInfo:
 
     @property
     def is_exact(self) -> bool:
-        """True when the tokenizer is public (tiktoken); False for the approximate counter."""
-        return self.tokenizer != "approx"
+        """True when ctxlab counts this model exactly here: a tiktoken encoding, or an
+        open-weight family whose extra is installed; False for the approximate counter."""
+        if self.tokenizer in ENCODINGS:
+            return True
+        family = family_of(self.tokenizer)
+        return family is not None and family.available()
+
+    @property
+    def exact_hint(self) -> str | None:
+        """What would make this model's counts exact (``pip install 'ctxlab[qwen]'``), or None
+        when they are exact already or no public tokenizer exists."""
+        family = family_of(self.tokenizer)
+        if family is None or family.available():
+            return None
+        return family.install_hint()
 
     @property
     def input_room(self) -> int:

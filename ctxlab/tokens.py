@@ -36,6 +36,7 @@ from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
 from ctxlab.errors import UnknownNameError
 from ctxlab.long_runs import LONG_RUN, count_tokens
 from ctxlab.model import Message
+from ctxlab.tokenizer_families import TokenizerFamily, family_of
 
 __all__ = [
     "COUNTER_NAMES",
@@ -413,14 +414,32 @@ def new_counter(name: str = "gpt-4o") -> TokenCounter:
     return _make_counter(name)
 
 
+def _family_counter(model: str, family: TokenizerFamily) -> TokenCounter:
+    """The family's exact counter when its extra is installed, else the approximate counter
+    labelled with the extra that would make it exact."""
+    if family.available():
+        return family.make_counter(model)
+    approx = ApproxCounter()
+    approx.label = (
+        f"{model} · approximate (characters / 4): {family.install_hint()} counts it exactly"
+    )
+    return approx
+
+
 def _make_counter(name: str) -> TokenCounter:
     if name == "approx":
         return ApproxCounter()
     if name in OFFLINE_ENCODINGS:
         accounting = ACCOUNTING_O200K if name == "o200k_base" else ACCOUNTING_CL100K
         return TiktokenCounter(name, load_encoding(name), accounting)
+    family = family_of(name)
+    if family is not None:
+        return _family_counter(name, family)
     info = CATALOG.get(name)
     if info is not None:
+        family = family_of(info.tokenizer)
+        if family is not None:
+            return _family_counter(info.name, family)
         # The catalog says which counter counts the model (Anthropic, Gemini: approximate).
         if not info.is_exact:
             approx = ApproxCounter()

@@ -659,7 +659,13 @@ def sidebar() -> Workspace | None:
         notices.error(str(exc))
         return None
     if not counter.is_exact:
-        side.caption("Approximate counts: no public tokenizer for this family.")
+        info = CATALOG.get(model)
+        hint = None if info is None else info.exact_hint
+        side.caption(
+            "Approximate counts: no public tokenizer for this family."
+            if hint is None
+            else f"Approximate counts: `{hint}` counts this model exactly."
+        )
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
     side.caption(
