@@ -157,7 +157,7 @@ class LlamaCounter(_CachingCounter):
             ChatAccounting(tokens_per_message=3, tokens_per_name=0, reply_priming=1 + header)
         )
         self.name = model
-        self.label = f"{model} · {family.title}"
+        self.label = f"{model} · {family.name} (llama-models)"
 
     def _count_plain(self, text: str) -> int:
         encode = self.encoding.encode_ordinary

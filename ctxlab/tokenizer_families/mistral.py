@@ -189,7 +189,7 @@ class MistralCounter(_CachingCounter):
         self.count_namespace = namespace
         super().__init__(ChatAccounting(tokens_per_message=2, tokens_per_name=0, reply_priming=1))
         self.name = model
-        self.label = f"{model} · {family.title}"
+        self.label = f"{model} · {family.name} (mistral-common)"
 
     def encode(self, text: str) -> list[int]:
         """The ids mistral-common gives ``text``: ``encode(text, bos=False, eos=False)``."""
