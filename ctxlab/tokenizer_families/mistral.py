@@ -114,12 +114,10 @@ def _tekken_encoder(path: Path) -> tuple[Callable[[str], list[int]], int]:
 
 
 @functools.cache
-def _spm_encoder(path: Path) -> Callable[[str], list[int]]:
+def _spm_processor(path: Path) -> Any:
     from sentencepiece import SentencePieceProcessor
 
-    processor = SentencePieceProcessor(model_file=str(path))
-    encode: Callable[[str], list[int]] = processor.encode
-    return encode
+    return SentencePieceProcessor(model_file=str(path))
 
 
 def _loads_or_text(text: str) -> Any:
@@ -176,12 +174,16 @@ class MistralCounter(_CachingCounter):
     def __init__(self, model: str, family: TokenizerFamily) -> None:
         version = _VERSIONS[family.name]
         self.version = version.number
+        self._encode_batch: Callable[[list[str]], list[list[int]]] | None = None
         if version.vocabulary == "tekken":
             path = data_file(TEKKEN_FILE)
             self._encode, self._offset = _tekken_encoder(path)
         else:
             path = data_file(SPM_FILES[version.number])
-            self._encode, self._offset = _spm_encoder(path), 0
+            processor = _spm_processor(path)
+            self._encode, self._offset = processor.encode, 0
+            # sentencepiece encodes a list on several threads
+            self._encode_batch = processor.encode
         namespace = self._namespaces.get(family.name)
         if namespace is None:
             digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -197,6 +199,8 @@ class MistralCounter(_CachingCounter):
         return [token + offset for token in self._encode(text)]
 
     def _count_uncached(self, texts: list[str]) -> list[int]:
+        if self._encode_batch is not None and len(texts) > 1:
+            return [len(ids) for ids in self._encode_batch(texts)]
         encode = self._encode
         return [len(encode(t)) if t else 0 for t in texts]
 
