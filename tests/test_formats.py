@@ -469,6 +469,8 @@ def test_formats_constant() -> None:
         "gemini",
         "chat-completion",
         "claude-ai-export",
+        "pi",
+        "cline",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}
