@@ -469,6 +469,7 @@ def test_formats_constant() -> None:
         "gemini",
         "chat-completion",
         "claude-ai-export",
+        "gemini-cli",
         "pi",
         "cline",
         "ctxlab",

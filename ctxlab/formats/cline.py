@@ -313,6 +313,6 @@ register(
         sniff_folder=sniff_folder,
         marks=frozenset({"role", "content", "ts", "modelInfo"}),
         order=60,
-        shown=13,
+        shown=14,
     )
 )

@@ -463,6 +463,6 @@ register(
         marks=frozenset({"type", "id", "parentId", "cwd", "message", "timestamp"}),
         jsonl=True,
         order=22,
-        shown=12,
+        shown=13,
     )
 )
