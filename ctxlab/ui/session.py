@@ -661,10 +661,11 @@ def sidebar() -> Workspace | None:
     if not counter.is_exact:
         info = CATALOG.get(model)
         hint = None if info is None else info.exact_hint
-        side.caption(
+        notices.caption(
             "Approximate counts: no public tokenizer for this family."
             if hint is None
-            else f"Approximate counts: `{hint}` counts this model exactly."
+            else f"Approximate counts: {hint} counts this model exactly.",
+            where=side,
         )
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
