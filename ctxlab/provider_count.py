@@ -594,7 +594,7 @@ def count_with_provider(
     if not api_key.strip():
         names = " or ".join(KEY_ENV[request.provider])
         raise ProviderCountError(
-            f"no {request.title} API key: set {names} or enter your key; nothing was sent"
+            f"no {request.title} API key (set {names}, or enter one in the app): nothing was sent"
         )
     tokens = _send(request, api_key.strip(), root, timeout)
     COUNTS.put(_cache_key(request, root), tokens)

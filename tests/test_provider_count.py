@@ -353,7 +353,7 @@ def test_a_cached_count_sends_nothing(fake_counting: FakeCounting) -> None:
 
 
 def test_no_key_sends_nothing(fake_counting: FakeCounting) -> None:
-    with pytest.raises(ProviderCountError, match="no Anthropic API key: set ANTHROPIC_API_KEY"):
+    with pytest.raises(ProviderCountError, match=r"no Anthropic API key \(set ANTHROPIC_API_KEY"):
         count_with_provider(
             count_request("claude-sonnet-4-5", CHAT), " ", endpoint=fake_counting.base_url
         )
