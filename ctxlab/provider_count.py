@@ -39,6 +39,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
 
 from ctxlab.caches import BoundedCache
 from ctxlab.catalog import CATALOG
@@ -421,7 +422,8 @@ def count_request(
         path = "/v1/messages/count_tokens"
     else:
         body, masked = gemini_body(messages, tools, model, redaction)
-        path = f"/v1beta/models/{api_model(model)}:countTokens"
+        # Quoted: a model name never adds a path segment or a query to the URL.
+        path = f"/v1beta/models/{quote(api_model(model), safe='-._')}:countTokens"
     text = json.dumps(
         {"provider": provider, "path": path, "body": body},
         sort_keys=True,

@@ -205,6 +205,8 @@ def test_catalog_short_names_are_sent_as_the_apis_aliases() -> None:
     assert api_model("claude-sonnet-4-5-20250929") == "claude-sonnet-4-5-20250929"
     assert provider_of("claude-sonnet-4-5-20250929") == "anthropic"
     assert provider_of("gpt-4o") is None
+    odd = count_request("gemini-x/../y?key=z", CHAT)
+    assert odd.path == "/v1beta/models/gemini-x%2F..%2Fy%3Fkey%3Dz:countTokens"
     with pytest.raises(ProviderCountError, match="not an Anthropic or Gemini model"):
         count_request("gpt-4o", CHAT)
 
