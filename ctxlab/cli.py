@@ -255,7 +255,36 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             f"provider usage: {compare_usage(chat.messages, loaded.usage, counter).summary()}",
             file=out,
         )
+    status = _print_provider_count(args, loaded, chat.total, out) if args.provider_count else 0
     _problems(chat.messages, counter, out)
+    return status
+
+
+def _print_provider_count(
+    args: argparse.Namespace, loaded: LoadedChat, ctxlab_tokens: int, out: TextIO
+) -> int:
+    """``--provider-count``: the chat (tools included, credential-looking text masked) sent to
+    the model's provider's counting endpoint, its count beside ctxlab's. A failure is one
+    ``ctxlab: error:`` line (ctxlab's count above stands) and exit status 2."""
+    from ctxlab.catalog import CATALOG
+    from ctxlab.errors import ProviderCountError
+    from ctxlab.provider_count import comparison, count_request, count_with_provider, key_from_env
+    from ctxlab.redaction import RedactionPolicy
+
+    info = CATALOG.get(args.model)
+    try:
+        request = count_request(
+            args.model, loaded.messages, loaded.tools, RedactionPolicy(frozenset(), True)
+        )
+        count = count_with_provider(request, key_from_env(request.provider))
+    except ProviderCountError as exc:
+        print(f"ctxlab: error: provider count: {visible(_one_line(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    masked = sum(request.redactions.values())
+    spans = _plural(masked, "credential-looking span")
+    note = f" {spans} masked before sending." if masked else ""
+    exact = info is not None and info.is_exact
+    print(f"provider count: {comparison(count, ctxlab_tokens, exact=exact)}{note}", file=out)
     return EXIT_OK
 
 
@@ -856,6 +885,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="rounds, roles and tokens of a chat")
     _add_chat_args(show)
+    show.add_argument(
+        "--provider-count",
+        action="store_true",
+        help="also count the chat with the model's provider (Claude and Gemini models): SENDS "
+        "the chat, credential-looking text masked, to Anthropic or Google (key from "
+        "ANTHROPIC_API_KEY, or GEMINI_API_KEY / GOOGLE_API_KEY)",
+    )
     show.set_defaults(run=_cmd_show)
 
     trim = sub.add_parser("trim", help="apply a strategy and show what it keeps")

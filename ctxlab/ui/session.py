@@ -935,13 +935,14 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def secret_settings() -> dict[str, object]:
-    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
-    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+def secret_settings(names: Sequence[str] | None = None) -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` named ``names`` (default: those
+    :mod:`ctxlab.hosting` reads); empty when there is no secrets file (``st.secrets`` raises
+    then, even for ``.get``)."""
     from ctxlab.hosting import SETTING_NAMES
 
     found: dict[str, object] = {}
-    for name in SETTING_NAMES:
+    for name in SETTING_NAMES if names is None else names:
         try:
             value = st.secrets.get(name)
         except Exception:  # no secrets.toml, or one that does not parse: no secrets
