@@ -3,7 +3,8 @@
 Read into :class:`~ctxlab.formats._values.CallUsage`:
 
 * Anthropic (Messages responses, Claude Code ``message.usage``): ``input_tokens`` (uncached),
-  ``cache_read_input_tokens``, ``cache_creation_input_tokens``, ``output_tokens``;
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens`` (of which
+  ``cache_creation.ephemeral_1h_input_tokens`` were 1-hour writes), ``output_tokens``;
 * OpenAI Chat Completions: ``prompt_tokens`` (cached included), ``completion_tokens``,
   ``prompt_tokens_details.cached_tokens``;
 * OpenAI Responses and Codex ``token_count``: ``input_tokens`` (cached included),
@@ -75,6 +76,7 @@ def read_usage(value: object, where: str, message_id: str, provider: str) -> tup
                 _int(value, "cache_read_input_tokens", where),
                 _int(value, "cache_creation_input_tokens", where),
                 "anthropic",
+                _nested(value, "cache_creation", "ephemeral_1h_input_tokens", where),
             ),
         )
     cached = _nested(value, "input_tokens_details", "cached_tokens", where) or _int(

@@ -66,6 +66,9 @@ class CallUsage:
 
     Attributes:
         provider: ``anthropic`` or ``openai`` (how to add the numbers up).
+        cache_creation_1h_input_tokens: the part of ``cache_creation_input_tokens`` written
+            with a 1-hour lifetime (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``),
+            which costs 2x input instead of 1.25x; 0 when the usage does not split writes.
     """
 
     message_id: str
@@ -74,6 +77,7 @@ class CallUsage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     provider: str = "anthropic"
+    cache_creation_1h_input_tokens: int = 0
 
     @property
     def prompt_tokens(self) -> int:
