@@ -76,8 +76,9 @@ class ModelInfo:
 
     ``cached_input_per_mtok`` is None when the model has no prompt-cache discount.
     ``cache_write_per_mtok`` / ``cache_write_1h_per_mtok`` are what the provider charges for
-    input tokens written to its prompt cache (Anthropic: 5-minute and 1-hour writes), None when
-    writes cost the plain input price (OpenAI, Gemini, DeepSeek: caching is automatic).
+    input tokens written to its prompt cache (Anthropic: 5-minute and 1-hour writes; OpenAI
+    GPT-5.6 and later: writes), None when writes cost the plain input price (earlier OpenAI
+    models, Gemini, DeepSeek).
     ``cache_storage_per_mtok_hour`` is Gemini's explicit-cache storage price per million tokens
     per hour, where documented. ``source`` is the vendor page the entry was checked against;
     ``price_note`` says why a price differs from the ``genai-prices`` reference data

@@ -19,10 +19,11 @@ The cost of one call is::
     all divided by 1,000,000
 
 ``input_tokens`` includes the cached and the written ones, as in OpenAI's
-``usage.prompt_tokens``. Each provider's prompt-cache rule is in its prices: OpenAI, Gemini and
-DeepSeek discount cache reads and charge nothing extra for writes (no write price); Anthropic
-discounts reads (0.1x input) and charges 1.25x input for 5-minute cache writes and 2x for 1-hour
-writes. :meth:`ModelPrice.usage_cost` prices a call's recorded usage
+``usage.prompt_tokens``. Each provider's prompt-cache rule is in its prices: Gemini, DeepSeek
+and OpenAI up to GPT-5.5 discount cache reads and charge nothing extra for writes (no write
+price); Anthropic discounts reads (0.1x input) and charges 1.25x input for 5-minute cache writes
+and 2x for 1-hour writes; OpenAI's GPT-5.6 and later charge 1.25x input for writes.
+:meth:`ModelPrice.usage_cost` prices a call's recorded usage
 (:class:`~ctxlab.formats.CallUsage`, whose Anthropic ``input_tokens`` excludes the cache).
 Gemini's explicit-cache storage (per million tokens per hour) is in the catalog
 (``ModelInfo.cache_storage_per_mtok_hour``), not in a call's cost: it depends on how long a

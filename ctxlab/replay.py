@@ -21,9 +21,10 @@ the context identical to the previous call's context (whole messages in their se
 ``cached_tokens`` the part OpenAI bills as cached (:func:`ctxlab.insights.cached_input_tokens`:
 at least 1,024 tokens, in steps of 128). ``call_cost_with_cache`` bills the cached tokens at
 ``ModelPrice.cached_input_per_mtok`` (the input price when the model has none) and the rest of
-the prompt at ``ModelPrice.write_price``: the input price where cache writes are free (OpenAI,
-Gemini, DeepSeek), the 5-minute write price where the provider charges writes (Anthropic,
-1.25x input): a cached conversation writes, at every call, what the cache did not serve.
+the prompt at ``ModelPrice.write_price``: the input price where cache writes are free (Gemini,
+DeepSeek, OpenAI up to GPT-5.5), the (5-minute) write price where the provider charges writes
+(Anthropic, OpenAI GPT-5.6 and later: 1.25x input): a cached conversation writes, at every call,
+what the cache did not serve.
 
 How the context of each call is known without materializing it:
 

@@ -70,6 +70,36 @@ def test_openai_usage_discounts_cached_tokens_and_charges_no_write() -> None:
     assert DEFAULT_PRICES.usage_cost("gpt-4o", usage) == pytest.approx(0.0275)
 
 
+def test_openai_usage_bills_cache_writes_where_the_model_lists_a_write_price() -> None:
+    (responses,) = read_usage(
+        {
+            "input_tokens": 100_000,
+            "output_tokens": 1_000,
+            "input_tokens_details": {"cached_tokens": 60_000, "cache_write_tokens": 30_000},
+        },
+        "$.usage",
+        "resp_1",
+        "openai",
+    )
+    (chat,) = read_usage(
+        {
+            "prompt_tokens": 100_000,
+            "completion_tokens": 1_000,
+            "prompt_tokens_details": {"cached_tokens": 60_000, "cache_write_tokens": 30_000},
+        },
+        "$.usage",
+        "chatcmpl-1",
+        "openai",
+    )
+    assert responses.cache_creation_input_tokens == chat.cache_creation_input_tokens == 30_000
+    assert responses.prompt_tokens == chat.prompt_tokens == 100_000
+    # gpt-6-astra: 10,000 x 10 + 60,000 x 1 + 30,000 written x 12.50 + 1,000 x 50 = 585,000
+    assert DEFAULT_PRICES.usage_cost("gpt-6-astra", responses) == pytest.approx(0.585)
+    # gpt-5.5 lists no write price: the written tokens cost the input price
+    # 40,000 x 5 + 60,000 x 0.50 + 1,000 x 30 = 260,000
+    assert DEFAULT_PRICES.usage_cost("gpt-5.5", chat) == pytest.approx(0.26)
+
+
 def test_deepseek_usage_bills_cache_hits_and_misses() -> None:
     usage = CallUsage("m", 100_000, 2_000, 80_000, 0, "openai")
     # deepseek-v4-flash: 20,000 misses x 0.14 + 80,000 hits x 0.0028 + 2,000 x 0.28 = 3,584

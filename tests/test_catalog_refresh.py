@@ -26,6 +26,14 @@ RAW = tomllib.loads(resources.files("ctxlab").joinpath("data/models.toml").read_
 
 # The models added on 2026-12-02 after checking each against its vendor's page (issue 25).
 ADDED = (
+    "gpt-6-astra",
+    "gpt-6.1-sol",
+    "gpt-6.1-terra",
+    "gpt-6-sol",
+    "gpt-6-luna",
+    "gpt-5.6-sol",
+    "gpt-5.6-terra",
+    "gpt-5.6-luna",
     "gpt-5.5",
     "gpt-5.5-pro",
     "gpt-5.4",
@@ -115,7 +123,7 @@ def test_the_added_models_are_no_longer_missing_from_the_catalog() -> None:
     diff = diff_catalog(CATALOG, genai_prices_reference(reference_at(CATALOG)))
     missing = {r.name for r in diff.missing}
     assert not missing & set(ADDED)
-    assert "gpt-6-sol" in missing  # not yet checked against OpenAI's page: still reported
+    assert "o3-pro" in missing  # not in the catalog: still reported
 
 
 def test_diff_lists_missing_models_differences_and_unknown_models() -> None:
@@ -174,7 +182,7 @@ def test_refresh_script_prints_the_same_report_every_run(monkeypatch: pytest.Mon
     first = run()
     assert first == run()
     assert f"catalog as of {CATALOG.as_of} ({len(CATALOG)} models)" in first
-    assert "+ openai    gpt-6-sol" in first
+    assert "+ openai    o3-pro" in first
     assert "deepseek-chat" in first and "[noted]" in first
     assert first.rstrip().endswith("price differences without a price_note: 0")
 
@@ -226,11 +234,19 @@ def test_catalog_reads_cache_write_and_storage_prices() -> None:
     assert (info.source, info.price_note) == ("https://example.com/m", "why")
 
 
-def test_anthropic_cache_writes_follow_the_published_multipliers() -> None:
-    # Anthropic: 5-minute writes 1.25x the input price, 1-hour writes 2x.
+def test_cache_write_prices_follow_the_published_multipliers() -> None:
+    # Anthropic: 5-minute writes 1.25x the input price, 1-hour writes 2x. OpenAI (GPT-5.6 and
+    # later): writes 1.25x. Gemini and DeepSeek charge nothing extra for writes.
     for m in CATALOG:
         if m.provider == "anthropic":
             assert m.cache_write_per_mtok == pytest.approx(m.input_per_mtok * 1.25), m.name
             assert m.cache_write_1h_per_mtok == pytest.approx(m.input_per_mtok * 2), m.name
-        else:  # OpenAI, Gemini and DeepSeek charge nothing extra for writes
+        elif m.provider == "openai" and m.cache_write_per_mtok is not None:
+            assert m.cache_write_per_mtok == pytest.approx(m.input_per_mtok * 1.25), m.name
+            assert m.cache_write_1h_per_mtok is None, m.name
+        elif m.provider in ("gemini", "deepseek"):
             assert m.cache_write_per_mtok is None and m.cache_write_1h_per_mtok is None, m.name
+    assert {m.name for m in CATALOG if m.provider == "openai" and m.cache_write_per_mtok} >= {
+        "gpt-6-astra",
+        "gpt-5.6-sol",
+    }

@@ -61,8 +61,9 @@ class CallUsage:
     sit beside ctxlab's count of the same call. ``input_tokens`` is the uncached input only when
     the provider splits the cache out (Anthropic: the prompt is ``input_tokens +
     cache_read_input_tokens + cache_creation_input_tokens``); OpenAI's and Codex's
-    ``input_tokens`` include ``cache_read_input_tokens`` (their ``cached_tokens``), which
-    :attr:`prompt_tokens` accounts for.
+    ``input_tokens`` include ``cache_read_input_tokens`` (their ``cached_tokens``) and
+    ``cache_creation_input_tokens`` (their ``cache_write_tokens``), which :attr:`prompt_tokens`
+    accounts for.
 
     Attributes:
         provider: ``anthropic`` or ``openai`` (how to add the numbers up).
