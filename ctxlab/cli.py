@@ -570,6 +570,77 @@ def _cmd_samples(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
+    """The model catalog: limits, prices (USD per million tokens), tokenizer, exact or not."""
+    from ctxlab.catalog import CATALOG, PROVIDERS
+
+    if args.provider is not None and args.provider not in PROVIDERS:
+        raise _UsageError(f"unknown provider {args.provider!r}: one of {', '.join(PROVIDERS)}")
+    models = [m for m in CATALOG if args.provider in (None, m.provider)]
+    if args.json:
+        items = [
+            {
+                "name": m.name,
+                "provider": m.provider,
+                "context_window": m.context_window,
+                "max_output": m.max_output,
+                "input_per_mtok": m.input_per_mtok,
+                "cached_input_per_mtok": m.cached_input_per_mtok,
+                "cache_write_per_mtok": m.cache_write_per_mtok,
+                "cache_write_1h_per_mtok": m.cache_write_1h_per_mtok,
+                "cache_storage_per_mtok_hour": m.cache_storage_per_mtok_hour,
+                "output_per_mtok": m.output_per_mtok,
+                "tokenizer": m.tokenizer,
+                "exact": m.is_exact,
+                "source": m.source,
+                "price_note": m.price_note,
+            }
+            for m in models
+        ]
+        print(json.dumps({"as_of": CATALOG.as_of, "models": items}, indent=2), file=out)
+        return EXIT_OK
+
+    def usd(value: float | None) -> str:
+        return "-" if value is None else f"${value:g}"
+
+    rows = [
+        [
+            "model",
+            "provider",
+            "window",
+            "max output",
+            "input",
+            "cached",
+            "cache write",
+            "output",
+            "tokenizer",
+            "count",
+        ]
+    ]
+    for m in models:
+        rows.append(
+            [
+                m.name,
+                m.provider,
+                f"{m.context_window:,}",
+                f"{m.max_output:,}",
+                usd(m.input_per_mtok),
+                usd(m.cached_input_per_mtok),
+                usd(m.cache_write_per_mtok),
+                usd(m.output_per_mtok),
+                m.tokenizer,
+                "exact" if m.is_exact else "approximate",
+            ]
+        )
+    _table(rows, [False, False, True, True, True, True, True, True, False, False], out)
+    print(
+        f"{_plural(len(models), 'model')}; prices in USD per million tokens, standard tier, "
+        f"catalog as of {CATALOG.as_of} (ctxlab/data/models.toml)",
+        file=out,
+    )
+    return EXIT_OK
+
+
 def _cmd_app(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.launch import run_app
 
@@ -956,6 +1027,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     samples = sub.add_parser("samples", help="list the sample chats (usable as CHAT by name)")
     samples.set_defaults(run=_cmd_samples)
+
+    models = sub.add_parser(
+        "models", help="list the model catalog: windows, prices, tokenizer, exact or approximate"
+    )
+    models.add_argument("--provider", default=None, help="only this provider's models")
+    models.add_argument("--json", action="store_true", help="the catalog as a JSON object")
+    models.set_defaults(run=_cmd_models)
 
     app = sub.add_parser(
         "app",

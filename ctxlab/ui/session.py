@@ -585,6 +585,8 @@ def model_caption(info: ModelInfo | None) -> str:
         if info.cached_input_per_mtok is None
         else f", {format_usd(info.cached_input_per_mtok)} cached"
     )
+    if info.cache_write_per_mtok is not None:
+        cached += f", {format_usd(info.cache_write_per_mtok)} cache write"
     return (
         f"Window **{info.context_window:,}** tokens · max output **{info.max_output:,}** · "
         f"{format_usd(info.input_per_mtok)} in{cached}, {format_usd(info.output_per_mtok)} out "
