@@ -198,3 +198,11 @@ def test_without_the_extra_the_model_is_approximate(monkeypatch: pytest.MonkeyPa
     assert "pip install 'ctxlab[llama]'" in counter.label
     assert model.exact_hint == "pip install 'ctxlab[llama]'"
     assert not model.is_exact
+
+
+@pytest.mark.parametrize("family", LLAMA_FAMILIES)
+def test_count_namespace_names_family_and_vocabulary(family: str) -> None:
+    namespace = new_counter(family).count_namespace  # type: ignore[attr-defined]
+    name, digest = namespace.rsplit(":", 1)
+    assert name == family
+    assert len(digest) == 16 and int(digest, 16) >= 0

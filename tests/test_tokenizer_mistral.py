@@ -314,3 +314,34 @@ def test_without_the_extra_the_model_is_approximate(monkeypatch: pytest.MonkeyPa
     assert isinstance(counter, ApproxCounter)
     assert "pip install 'ctxlab[mistral]'" in counter.label
     assert model.exact_hint == "pip install 'ctxlab[mistral]'"
+
+
+def test_joined_messages_total_is_exact_and_per_message_counts_are_standalone(
+    references: dict[str, MistralTokenizer],
+) -> None:
+    # Two user messages in a row are joined by the normalizer into one [INST] block: the total
+    # is the reference's, each message's own count is what it costs encoded alone.
+    chat = (
+        Message(Role.USER, "first part", "u1"),
+        Message(Role.USER, "second part", "u2"),
+    )
+    counter = new_counter("mistral-tekken-v13")
+    expected, accepted = reference_count(references["mistral-tekken-v13"], chat, [])
+    assert accepted
+    assert counter.count_messages(chat) == expected
+    alone = [reference_count(references["mistral-tekken-v13"], (m,), [])[0] - 1 for m in chat]
+    assert counter.counts(chat) == alone
+    assert sum(alone) + 1 != expected  # the join saves one [INST][/INST] pair
+
+
+@pytest.mark.parametrize("family", MISTRAL_FAMILIES)
+def test_count_namespace_names_family_and_vocabulary(family: str) -> None:
+    namespace = new_counter(family).count_namespace  # type: ignore[attr-defined]
+    name, digest = namespace.rsplit(":", 1)
+    assert name == family
+    assert len(digest) == 16 and int(digest, 16) >= 0
+
+
+def test_latest_aliases_resolve_to_catalog_entries() -> None:
+    assert CATALOG.get("mistral-large-latest").name == "mistral-large-2512"  # type: ignore[union-attr]
+    assert CATALOG.get("mistral/codestral-latest").name == "codestral-2508"  # type: ignore[union-attr]
