@@ -75,6 +75,9 @@ DEFAULT_STORE_MB = 256
 BUSY_TIMEOUT_S = 0.5
 """How long a write waits for another process's write before it skips its batch."""
 
+OPEN_TIMEOUT_S = 10.0
+"""How long opening (which may create the file's tables) waits for another process's write."""
+
 _BATCH = 2000
 """Keys per ``SELECT ... WHERE key IN (...)``: well under SQLite's parameter limit (32,766)."""
 
@@ -145,12 +148,16 @@ class CountStore:
 
     # -- opening, verifying, rebuilding ---------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        # Several processes may create the file at once: the switch to WAL and the schema
+        # take the write lock, so opening waits longer for it than a write does.
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            self.path, timeout=OPEN_TIMEOUT_S, isolation_level=None, check_same_thread=False
         )
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses at most the last batch
+            conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
@@ -162,7 +169,9 @@ class CountStore:
                 "INSERT OR IGNORE INTO meta VALUES ('format', ?), ('namespace', ?)",
                 (FORMAT_VERSION, self.namespace),
             )
+            conn.execute("COMMIT")
             meta = dict(conn.execute("SELECT name, value FROM meta").fetchall())
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         except BaseException:
             conn.close()
             raise
