@@ -90,7 +90,7 @@ def backend_table(keys: list[bytes], folder: Path) -> None:
     start = _cpu()
     con = duckdb.connect(str(folder / "duck.duckdb"))
     con.execute("CREATE TABLE counts (key BLOB PRIMARY KEY, n BIGINT)")
-    frame = pandas.DataFrame({"key": keys, "n": [n for _, n in items]})
+    frame = pandas.DataFrame({"key": keys, "n": [n for _, n in items]})  # noqa: F841
     con.execute("INSERT INTO counts SELECT key, n FROM frame")  # executemany: minutes
     con.close()
     write = _cpu() - start
