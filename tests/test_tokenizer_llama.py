@@ -206,3 +206,12 @@ def test_count_namespace_names_family_and_vocabulary(family: str) -> None:
     name, digest = namespace.rsplit(":", 1)
     assert name == family
     assert len(digest) == 16 and int(digest, 16) >= 0
+
+
+def test_counts_are_shared_through_the_count_store(empty_count_store: Path) -> None:
+    text = "a text counted by one counter and read back by another"
+    first = new_counter("llama4-tiktoken")
+    n = first.count_text(text)
+    second = new_counter("llama4-tiktoken")
+    assert second.count_text(text) == n
+    assert second.texts_from_store == 1  # type: ignore[attr-defined]

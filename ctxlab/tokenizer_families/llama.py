@@ -142,7 +142,6 @@ class LlamaCounter(_CachingCounter):
     """Exact counts with a Llama tokenizer of ``llama-models`` and its chat format."""
 
     is_exact = True
-    count_namespace: ClassVar[str]
     _format: ClassVar[_Format]
 
     def __init__(self, model: str, family: TokenizerFamily) -> None:

@@ -168,7 +168,6 @@ class MistralCounter(_CachingCounter):
     """Exact counts with a Mistral vocabulary and instruct tokenizer version (module docstring)."""
 
     is_exact = True
-    count_namespace: str
     _namespaces: ClassVar[dict[str, str]] = {}
 
     def __init__(self, model: str, family: TokenizerFamily) -> None:
