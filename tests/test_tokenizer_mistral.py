@@ -316,22 +316,28 @@ def test_without_the_extra_the_model_is_approximate(monkeypatch: pytest.MonkeyPa
     assert model.exact_hint == "pip install 'ctxlab[mistral]'"
 
 
-def test_joined_messages_total_is_exact_and_per_message_counts_are_standalone(
+def test_joined_messages_add_up_to_the_request_and_the_run_s_first_carries_the_join(
     references: dict[str, MistralTokenizer],
 ) -> None:
-    # Two user messages in a row are joined by the normalizer into one [INST] block: the total
-    # is the reference's, each message's own count is what it costs encoded alone.
+    # Two user messages in a row are joined by the normalizer into one [INST] block: the
+    # per-message counts (what every view shows and adds up) sum to the reference's request;
+    # the second message costs what it costs alone, the first carries the join's saving.
     chat = (
         Message(Role.USER, "first part", "u1"),
         Message(Role.USER, "second part", "u2"),
+        Message(Role.ASSISTANT, "an answer", "a1"),
     )
     counter = new_counter("mistral-tekken-v13")
-    expected, accepted = reference_count(references["mistral-tekken-v13"], chat, [])
+    expected, accepted = reference_count(references["mistral-tekken-v13"], chat[:2], [])
     assert accepted
-    assert counter.count_messages(chat) == expected
-    alone = [reference_count(references["mistral-tekken-v13"], (m,), [])[0] - 1 for m in chat]
-    assert counter.counts(chat) == alone
+    assert counter.count_messages(chat[:2]) == expected
+    counted = counter.counted(chat[:2])
+    assert counted.total == expected
+    alone = [reference_count(references["mistral-tekken-v13"], (m,), [])[0] - 1 for m in chat[:2]]
     assert sum(alone) + 1 != expected  # the join saves one [INST][/INST] pair
+    assert counter.counts(chat[:2]) == [expected - 1 - alone[1], alone[1]]
+    # A message the normalizer leaves alone keeps its own count.
+    assert counter.counts(chat)[2] == counter.counts(chat[2:])[0]
 
 
 @pytest.mark.parametrize("family", MISTRAL_FAMILIES)

@@ -27,13 +27,12 @@ messages of one role into one (user and assistant texts with a blank line betwee
 system prompt into the last user message, and V3 opens a chat that does not start with a user
 message with an empty ``[INST][/INST]``. So:
 
-* :meth:`~MistralCounter.counts` (what trimming adds up) gives each message's tokens as if it
-  were encoded alone where it stands: a system message on V3 counts its text plus the blank
-  line that joins it to the user message;
-* :meth:`~MistralCounter.count_messages` gives the request's exact total: the chat is normalized
-  as mistral-common does, and only the messages the normalizer changed are counted again (a
-  joined run as one text, the last user message with the system prompt). The two agree
-  whenever the normalizer changes nothing, the common case on V7 and later.
+* :meth:`~MistralCounter.counts` (what trimming adds up and every view shows) adds up to the
+  request's exact total: the chat is normalized as mistral-common does, and only the runs the
+  normalizer changed are counted again (a joined run as one text, the last user message with
+  the system prompt); the difference goes to the run's first message. A message the normalizer
+  leaves alone costs what it costs alone, the common case on V7 and later; a system message on
+  V3 counts its text plus the blank line that joins it to the user message.
 
 Chats mistral-common refuses are still counted, by the same rules: an assistant message with
 both text and tool calls on V3 (refused by the V3 normalizer) counts its text then its calls as
@@ -263,23 +262,40 @@ class MistralCounter(_CachingCounter):
         return specials + sum(self._count_texts(texts))
 
     # -- a request ---------------------------------------------------------------------------------
+    def counts(
+        self, messages: Sequence[Message], progress: Callable[[int, int], None] | None = None
+    ) -> list[int]:
+        """Each message's tokens, adding up to the request mistral-common encodes: a message
+        the normalizer leaves alone costs what it costs alone; the first message of a run the
+        normalizer joins (and, on V3, the last user message, which takes the system prompt)
+        also carries the difference the joining makes (module docstring)."""
+        own = super().counts(messages, progress)
+        for index, delta in self._corrections(messages, own).items():
+            own[index] += delta
+        return own
+
     def count_messages(self, messages: Sequence[Message]) -> int:
         """Tokens of the request mistral-common encodes from ``messages`` (module docstring)."""
-        counts = self.counts(messages)
-        return self._request_total(messages, counts) + self.accounting.reply_priming
+        return sum(self.counts(messages)) + self.accounting.reply_priming
 
-    def _request_total(self, messages: Sequence[Message], counts: Sequence[int]) -> int:
-        """The sum of the normalized request's messages (without ``<s>``): each run of one
-        role the normalizer keeps as it is costs its messages' own counts; a joined run and the
-        last user message of V3 (which takes the system prompt) are counted as encoded."""
+    def _corrections(self, messages: Sequence[Message], counts: Sequence[int]) -> dict[int, int]:
+        """Message index -> tokens to add so that ``counts`` sum to the normalized request
+        (without ``<s>``): each run of one role the normalizer keeps as it is costs its
+        messages' own counts; a joined run and the last user message of V3 (which takes the
+        system prompt) are counted as encoded, and the difference goes to the run's first
+        message."""
+        if not messages:
+            return {}
         version = self.version
         system_texts: list[str] = []
+        system_indices: list[int] = []
         # Runs of the normalized message list: (role, indices of ctxlab messages).
         runs: list[tuple[str, list[int]]] = []
         for i, message in enumerate(messages):
             role = message.role
             if role.is_instruction:
                 if version == 3:
+                    system_indices.append(i)
                     if message.content:
                         system_texts.append(message.content)
                     continue
@@ -294,28 +310,33 @@ class MistralCounter(_CachingCounter):
                 runs[-1][1].append(i)
             else:
                 runs.append((kind, [i]))
-        total = 0
         if version == 3 and (not runs or runs[0][0] != "user"):
             runs.insert(0, ("user", []))  # the normalizer's empty first user message
-        elif not runs:
-            runs.append(("user", []))
         last_user = max((n for n, (kind, _) in enumerate(runs) if kind == "user"), default=-1)
         system_prompt = _JOIN.join(system_texts) if system_texts else None
+        out: dict[int, int] = {}
+        if version == 3 and system_prompt is None:
+            for i in system_indices:  # empty system messages: nothing of them is encoded
+                out[i] = -counts[i]
         for n, (kind, indices) in enumerate(runs):
             takes_system = version == 3 and n == last_user and system_prompt is not None
             if len(indices) == 1 and not takes_system:
-                total += counts[indices[0]]
                 continue
             parts = [messages[i] for i in indices]
             text = _JOIN.join(m.content for m in parts if m.content)
             if takes_system:
                 text = f"{system_prompt}{_JOIN}{text}"
             if kind == "user":
-                total += self._count_parts(Role.USER, text)
+                encoded = self._count_parts(Role.USER, text)
             else:
                 calls = [call for m in parts for call in m.tool_calls]
-                total += self._count_parts(Role.ASSISTANT, text, calls)
-        return total
+                encoded = self._count_parts(Role.ASSISTANT, text, calls)
+            own = sum(counts[i] for i in indices)
+            if takes_system:
+                own += sum(counts[i] for i in system_indices)
+            target = indices[0] if indices else (system_indices or [0])[0]
+            out[target] = out.get(target, 0) + encoded - own
+        return out
 
     # -- tool definitions ---------------------------------------------------------------------
     def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
