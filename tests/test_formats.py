@@ -472,6 +472,7 @@ def test_formats_constant() -> None:
         "gemini-cli",
         "pi",
         "cline",
+        "opencode",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}
