@@ -7,6 +7,7 @@ toModelMessages / filterCompacted rules (message-v2.ts), never from the loader.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,77 @@ def test_a_bad_part_is_named() -> None:
     raw["messages"][1]["parts"][3]["state"] = "done"
     with pytest.raises(ChatFormatError, match=r"\$\.messages\[1\]\.parts\[3\]\.state"):
         load_chat_file(json.dumps(raw).encode(), conversation="full")
+
+
+def _database(tmp_path: Path) -> Path:
+    """The export written as OpenCode's SQLite store (session.sql.ts: ids in columns, the rest
+    of each message and part as JSON ``data``)."""
+    raw = _raw()
+    info = raw["info"]
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        """
+        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, slug TEXT NOT NULL,
+          directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+          time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+          time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+          time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+        """
+    )
+    db.execute(
+        "INSERT INTO session VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            info["id"],
+            info["projectID"],
+            info["slug"],
+            info["directory"],
+            info["title"],
+            info["version"],
+            info["time"]["created"],
+            info["time"]["updated"],
+        ),
+    )
+    for m in raw["messages"]:
+        data = {k: v for k, v in m["info"].items() if k not in ("id", "sessionID")}
+        created = m["info"]["time"]["created"]
+        db.execute(
+            "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+            (m["info"]["id"], info["id"], created, created, json.dumps(data)),
+        )
+        for p in m["parts"]:
+            pdata = {k: v for k, v in p.items() if k not in ("id", "sessionID", "messageID")}
+            db.execute(
+                "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                (p["id"], m["info"]["id"], info["id"], created, created, json.dumps(pdata)),
+            )
+    db.commit()
+    db.close()
+    return path
+
+
+def test_the_sqlite_store_reads_as_the_export(tmp_path: Path) -> None:
+    path = _database(tmp_path)
+    raw = _raw()
+    assert detect_format(path) == "opencode"
+    assert list_conversations(path) == [(raw["info"]["id"], raw["info"]["title"])]
+    for conversation in ("main", "full"):
+        from_export = load_chat_file(EXPORT, conversation=conversation)
+        from_db = load_chat_file(path, conversation=f"{raw['info']['id']}/{conversation}")
+        assert from_db.messages == from_export.messages
+        assert from_db.usage == from_export.usage
+        assert from_db.warnings == from_export.warnings
+
+
+def test_an_sqlite_file_that_is_not_opencodes_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE t (x)")
+    db.commit()
+    db.close()
+    with pytest.raises(ChatFormatError, match="a database holding no chat"):
+        load_chat_file(path)
+    with pytest.raises(ChatFormatError, match="pass the database file's path"):
+        load_chat_file(path.read_bytes())

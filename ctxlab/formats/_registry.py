@@ -49,8 +49,10 @@ class Document:
 
     Exactly one of these holds the content: ``value`` (a parsed JSON document), ``lines`` (the
     non-blank lines of a JSONL file, ``(1-based line number, raw bytes)``; ``jsonl`` is True) or
-    ``path`` of a folder (``folder`` is True). ``trusted`` says ``value`` came from ctxlab's own
-    parser (so its values are JSON by construction); ``path`` is the file read, when known;
+    ``path`` of a folder or of an SQLite database, which the format reads from disk (``folder``
+    is True; ``sniff_folder`` decides which format it is). ``trusted`` says ``value`` came from
+    ctxlab's own parser (so its values are JSON by construction); ``path`` is the file read, when
+    known;
     ``name`` is the name errors and warnings give it (the file name, an upload's name).
     """
 
@@ -82,7 +84,7 @@ class ChatFormat:
         sniff: whether a parsed JSON value is this format; looks at the top level only, never
             raises. None when the format is never a single JSON document.
         sniff_line: the same for the parsed first line of a JSONL file.
-        sniff_folder: the same for a folder.
+        sniff_folder: the same for a folder (or a database file, see :class:`Document`).
         conversations: ``[(id, title)]`` of a file holding several conversations; None when a
             file holds one (its title is then the start of the first user message).
         marks: keys this format is known by, to name the closest formats when none matches.

@@ -7,7 +7,10 @@ The schema and the rules are OpenCode's own (anomalyco/opencode, formerly sst/op
   Releases before the SQLite store kept the same objects as files under
   ``~/.local/share/opencode/storage/``: ``session/<projectID>/<sessionID>.json``,
   ``message/<sessionID>/msg_*.json`` and ``part/<messageID>/prt_*.json``; that folder (or the
-  ``opencode`` folder holding it) reads as a multi-session source, newest session first.
+  ``opencode`` folder holding it) reads as a multi-session source, newest session first. Current
+  releases keep them in ``~/.local/share/opencode/opencode.db`` (``session/session.sql.ts``):
+  tables ``session``, ``message`` (``data``: the info without ``id``/``sessionID``) and ``part``
+  (``data``: the part without its ids); the database file reads the same way (opened read-only).
 * What is sent is ``toModelMessages``: a user message's ``text`` parts (not ``ignored`` ones),
   its files (as placeholders, text files having been inlined as text parts), a ``compaction``
   part as "What did we do so far?" and a ``subtask`` part as "The following tool was executed by
@@ -35,11 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from ctxlab.errors import ChatFormatError
 from ctxlab.formats._common import _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._source import _strip_bom
@@ -89,8 +94,74 @@ def _storage(path: Path) -> Path | None:
     return None
 
 
+_TABLES: Final = frozenset({"session", "message", "part"})
+
+
+def _open_db(path: Path) -> sqlite3.Connection:
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        _fail(None, f"cannot open the database {path.name!r}: {exc}")
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        db.close()
+        _fail(None, f"cannot read the database {path.name!r}: {exc}")
+    if not tables >= _TABLES:
+        db.close()
+        _fail(None, f"{path.name!r} is not an OpenCode database (no session/message/part tables)")
+    return db
+
+
+def _is_db(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        _open_db(path).close()
+    except ChatFormatError:
+        return False
+    return True
+
+
 def sniff_folder(path: Path) -> bool:
-    return _storage(path) is not None
+    """The storage folder (or the folder holding it), or the SQLite database."""
+    return _storage(path) is not None or _is_db(path)
+
+
+def _db_sessions(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    rows = db.execute("SELECT id, title FROM session ORDER BY time_updated DESC, id").fetchall()
+    return [(str(own), _title(title) if isinstance(title, str) else "") for own, title in rows]
+
+
+def _db_json(text: object, where: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text if isinstance(text, str | bytes) else b"")
+    except orjson.JSONDecodeError as exc:
+        _fail(where, f"expected JSON data, got text that is not JSON ({exc})")
+    if not isinstance(value, dict):
+        _fail(where, f"expected a JSON object, got {_kind(value)}")
+    return value
+
+
+def _db_messages(db: sqlite3.Connection, session_id: str) -> list[_Msg]:
+    parts: dict[str, list[dict[str, Any]]] = {}
+    for own, message_id, data in db.execute(
+        "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+        (session_id,),
+    ):
+        part = _db_json(data, f"part {own}: data")
+        part.update(id=own, sessionID=session_id, messageID=message_id)
+        parts.setdefault(str(message_id), []).append(part)
+    out = []
+    for own, data in db.execute(
+        "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+        (session_id,),
+    ):
+        where = f"message {own}"
+        info = _db_json(data, f"{where}: data")
+        info.update(id=own, sessionID=session_id)
+        out.append(_Msg(info, tuple(parts.get(str(own), ())), where))
+    return out
 
 
 def _load_json(path: Path, shown: str) -> Any:
@@ -384,22 +455,34 @@ def _session_title(info: dict[str, Any]) -> str:
     return _title(title) if isinstance(title, str) else ""
 
 
+def _folder_labels(storage: Path) -> list[tuple[str, str]]:
+    return [(str(info["id"]), _session_title(info)) for info, _ in _sessions(storage)]
+
+
 def read(doc: Document, options: ReadOptions) -> LoadedChat:
     """The context OpenCode sends (``main``) or every message (``full``) of an export, or of
     one session of a storage folder (``<sessionID>`` or ``<sessionID>/full``)."""
     if doc.folder:
         assert doc.path is not None
-        storage = _storage(doc.path)
-        if storage is None:
-            _fail(None, "an OpenCode folder needs storage/session and storage/message")
-        sessions = _sessions(storage)
-        labels = [(str(info["id"]), _session_title(info)) for info, _ in sessions]
         wanted = options.conversation
         inner: str | None = None
         if isinstance(wanted, str) and "/" in wanted:
             wanted, inner = wanted.split("/", 1)
-        k = _pick_conversation(wanted, len(labels), labels)
-        return _build(_folder_messages(storage, labels[k][0]), inner)
+        storage = _storage(doc.path)
+        if storage is not None:
+            labels = _folder_labels(storage)
+            k = _pick_conversation(wanted, len(labels), labels)
+            return _build(_folder_messages(storage, labels[k][0]), inner)
+        db = _open_db(doc.path)
+        try:
+            labels = _db_sessions(db)
+            k = _pick_conversation(wanted, len(labels), labels)
+            messages = _db_messages(db, labels[k][0])
+        except sqlite3.Error as exc:
+            _fail(None, f"cannot read the OpenCode database {doc.path.name!r}: {exc}")
+        finally:
+            db.close()
+        return _build(messages, inner)
     value = doc.value
     if not _is_export(value):
         _fail("$", 'expected an OpenCode export {"info", "messages": [{"info", "parts"}]}')
@@ -411,9 +494,15 @@ def conversations(doc: Document) -> list[tuple[str, str]]:
     if doc.folder:
         assert doc.path is not None
         storage = _storage(doc.path)
-        if storage is None:
-            return []
-        return [(str(info["id"]), _session_title(info)) for info, _ in _sessions(storage)]
+        if storage is not None:
+            return _folder_labels(storage)
+        db = _open_db(doc.path)
+        try:
+            return _db_sessions(db)
+        except sqlite3.Error as exc:
+            _fail(None, f"cannot read the OpenCode database {doc.path.name!r}: {exc}")
+        finally:
+            db.close()
     value = doc.value
     title = _session_title(value["info"]) if _is_export(value) else ""
     messages = _export_messages(value) if _is_export(value) else []
@@ -426,7 +515,7 @@ def conversations(doc: Document) -> list[tuple[str, str]]:
 register(
     ChatFormat(
         name="opencode",
-        title="OpenCode session: `opencode export <id>` JSON, or the storage folder",
+        title="OpenCode session: `opencode export <id>` JSON, opencode.db, or the storage folder",
         read=read,
         sniff=sniff,
         sniff_folder=sniff_folder,
