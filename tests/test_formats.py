@@ -473,6 +473,8 @@ def test_formats_constant() -> None:
         "pi",
         "cline",
         "opencode",
+        "open-webui",
+        "librechat",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}

@@ -117,26 +117,6 @@ def _anthropic_event(value: Any) -> str | None:
     return f"{at}.type"
 
 
-def _open_webui(value: Any) -> str | None:
-    item, at = _first(value)
-    chat = _dict(item.get("chat")) if item is not None else None
-    history = _dict(chat.get("history")) if chat is not None else None
-    if history is not None and isinstance(history.get("messages"), dict):
-        return f"{at}.chat.history"
-    return None
-
-
-def _librechat(value: Any) -> str | None:
-    item, at = _first(value)
-    if (
-        item is not None
-        and isinstance(item.get("conversationId"), str)
-        and (isinstance(item.get("messagesTree"), list) or isinstance(item.get("messages"), list))
-    ):
-        return f"{at}.conversationId"
-    return None
-
-
 def _sillytavern_line(value: Any) -> str | None:
     d = _dict(value)
     if d is None:
@@ -240,18 +220,6 @@ SHAPES: Final[tuple[KnownShape, ...]] = (
         "message, or the request (its messages) instead",
         value=_anthropic_event,
         line=_anthropic_event,
-    ),
-    KnownShape(
-        "an Open WebUI chat export",
-        "ctxlab does not read Open WebUI exports yet; each chat's history.messages[currentId] "
-        "and its parentId chain is the conversation",
-        value=_open_webui,
-    ),
-    KnownShape(
-        "a LibreChat conversation export",
-        "ctxlab does not read LibreChat exports yet; its messages (sender, text, "
-        "parentMessageId) are the conversation",
-        value=_librechat,
     ),
     KnownShape(
         "a SillyTavern chat (a header line with user_name and character_name, then one "
