@@ -91,3 +91,35 @@ def test_a_real_codex_0_39_rollout_keeps_every_token_count() -> None:
     assert len(set(ids)) == len(ids) and set(ids) <= assistants
     calls = [r for r in rows if r["payload"].get("type") in ("function_call", "custom_tool_call")]
     assert sum(len(m.tool_calls) for m in chat.messages) == len(calls)
+
+
+CODEX_045 = FIXTURES / "codex" / "guideai_codex_0.45.0.jsonl"
+
+
+def test_a_real_codex_0_45_rollout_bills_each_call_once() -> None:
+    """Codex 0.45 writes each call's token_count twice after turn_context (the repeat has the
+    same running total), before the call's items: one usage per distinct total."""
+    rows = _lines(CODEX_045)
+    assert rows[0]["payload"]["cli_version"] == "0.45.0"
+    infos = [
+        r["payload"]["info"]
+        for r in rows
+        if r["payload"].get("type") == "token_count" and r["payload"].get("info")
+    ]
+    billed = []
+    previous = None
+    for info in infos:
+        if info["total_token_usage"] != previous:
+            billed.append(info["last_token_usage"])
+        previous = info["total_token_usage"]
+    turns = sum(1 for r in rows if r["type"] == "turn_context")
+    assert len(billed) == turns < len(infos)
+    chat = load_chat_file(CODEX_045)
+    assert [u.input_tokens for u in chat.usage] == [b["input_tokens"] for b in billed]
+    assert [u.output_tokens for u in chat.usage] == [b["output_tokens"] for b in billed]
+    assistants = {m.id for m in chat.messages if m.role is Role.ASSISTANT}
+    assert {u.message_id for u in chat.usage} <= assistants
+    calls = [r for r in rows if r["payload"].get("type") == "function_call"]
+    outputs = [r for r in rows if r["payload"].get("type") == "function_call_output"]
+    assert sum(len(m.tool_calls) for m in chat.messages) == len(calls)
+    assert sum(1 for m in chat.messages if m.role is Role.TOOL) == len(outputs)
