@@ -40,6 +40,8 @@ def _refusal(source: Any) -> str:
         ("openai-custom-tool.1.chunks.jsonl", "line 1, $.type", "Responses API stream events"),
         ("agent-resume-session.head.jsonl", "line 1, $.method", "Gemini CLI recorded-responses"),
         ("gemini-stream-chunks.json", "$[0].candidates", "streamGenerateContent chunk array"),
+        ("gemini-cli-logs.json", "$[0].messageId", "Gemini CLI's logs.json"),
+        ("hf-rows-duorc.json", "$.rows[0].row", "Hugging Face datasets-server rows"),
     ],
 )
 def test_a_real_file_of_a_known_shape_is_refused_by_name(name: str, place: str, what: str) -> None:
@@ -56,6 +58,10 @@ def test_the_markers_named_are_in_the_raw_files() -> None:
     assert _first_line(HERE / "agent-resume-session.head.jsonl")["method"] == (
         "generateContentStream"
     )
+    logs = json.loads((HERE / "gemini-cli-logs.json").read_text(encoding="utf-8"))
+    assert logs[0]["messageId"] == 0 and logs[0]["type"] == "user"
+    rows = json.loads((HERE / "hf-rows-duorc.json").read_text(encoding="utf-8"))
+    assert rows["rows"][0]["row_idx"] == 150 and rows["features"]
     chunks = json.loads((HERE / "gemini-stream-chunks.json").read_text(encoding="utf-8"))
     assert chunks == _first_line(HERE / "agent-resume-session.head.jsonl")["response"]
 
@@ -95,20 +101,6 @@ SILLYTAVERN = (
         (SILLYTAVERN, "line 1, $.character_name", "a SillyTavern chat"),
         (SILLYTAVERN.split(b"\n", 1)[1], "$.mes", "a SillyTavern chat"),
         (
-            # Gemini CLI's Logger (packages/core/src/core/logger.ts) LogEntry list.
-            [
-                {
-                    "sessionId": "s1",
-                    "messageId": 0,
-                    "type": "user",
-                    "message": "hi",
-                    "timestamp": "t",
-                }
-            ],
-            "$[0].messageId",
-            "Gemini CLI's logs.json",
-        ),
-        (
             {"numStartups": 12, "installMethod": "native", "projects": {"/home/dev": {}}},
             "$.numStartups",
             "Claude Code's ~/.claude.json",
@@ -117,14 +109,6 @@ SILLYTAVERN = (
             {"permissions": {"allow": ["Bash(npm run test:*)"], "deny": []}, "model": "opus"},
             "$.permissions",
             "a Claude Code settings file",
-        ),
-        (
-            {
-                "features": [],
-                "rows": [{"row_idx": 0, "row": {"messages": []}, "truncated_cells": []}],
-            },
-            "$.rows[0].row",
-            "Hugging Face datasets-server rows",
         ),
     ],
 )

@@ -1,4 +1,4 @@
-"""Shapes ctxlab recognises but does not read: stream chunks, other apps' exports, config files.
+"""Shapes ctxlab recognises but does not read: stream chunks, SillyTavern chats, config files.
 
 When a file is one of these, "not in any supported format; found keys ..." leaves the user
 guessing; the refusal instead names the shape, the place that shows it (a JSON path or a JSONL
