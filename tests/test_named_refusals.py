@@ -42,6 +42,7 @@ def _refusal(source: Any) -> str:
         ("gemini-stream-chunks.json", "$[0].candidates", "streamGenerateContent chunk array"),
         ("gemini-cli-logs.json", "$[0].messageId", "Gemini CLI's logs.json"),
         ("hf-rows-duorc.json", "$.rows[0].row", "Hugging Face datasets-server rows"),
+        ("claude-settings-hooks.json", "$.hooks", "a Claude Code settings file"),
     ],
 )
 def test_a_real_file_of_a_known_shape_is_refused_by_name(name: str, place: str, what: str) -> None:

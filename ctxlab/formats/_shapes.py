@@ -31,6 +31,17 @@ _ANTHROPIC_EVENTS: Final = frozenset(
 _GEMINI_METHODS: Final = frozenset(
     {"generateContent", "generateContentStream", "countTokens", "embedContent"}
 )
+_CLAUDE_HOOK_EVENTS: Final = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Notification",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+    "SessionEnd",
+)
 _CLAUDE_CONFIG_KEYS: Final = (
     "numStartups",
     "firstStartTime",
@@ -169,6 +180,9 @@ def _claude_settings(value: Any) -> str | None:
     schema = d.get("$schema")
     if isinstance(schema, str) and "claude-code-settings" in schema:
         return '$["$schema"]'
+    hooks = _dict(d.get("hooks"))
+    if hooks is not None and any(event in hooks for event in _CLAUDE_HOOK_EVENTS):
+        return "$.hooks"
     permissions = _dict(d.get("permissions"))
     if permissions is not None and any(
         isinstance(permissions.get(k), list) for k in ("allow", "deny", "ask")
@@ -240,7 +254,7 @@ SHAPES: Final[tuple[KnownShape, ...]] = (
         value=_claude_config,
     ),
     KnownShape(
-        "a Claude Code settings file (settings.json: permissions, hooks, env)",
+        "a Claude Code settings file (settings.json: permissions, hooks)",
         "sessions are ~/.claude/projects/<project>/<session>.jsonl",
         value=_claude_settings,
     ),
