@@ -15,10 +15,9 @@ not counted) and ``tool_call`` (a call, followed by a tool message with its ``ou
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
-from ctxlab.formats._common import _fail, _kind, _pick_conversation, _title
+from ctxlab.formats._common import _compact_json, _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._values import LoadedChat
 from ctxlab.model import Message, Role, ToolCall
@@ -113,7 +112,11 @@ def _messages(where: str, m: dict[str, Any]) -> list[Message]:
             if not isinstance(call_id, str) or not isinstance(name, str):
                 _fail(f"{where}.content[{j}].tool_call", "expected a tool call with id and name")
             args = value.get("args")
-            arguments = args if isinstance(args, str) else json.dumps(args or {}, sort_keys=True)
+            arguments = (
+                args
+                if isinstance(args, str)
+                else _compact_json(args or {}, f"{where}.content[{j}].tool_call.args")
+            )
             calls.append(ToolCall(call_id, name, arguments))
             output = value.get("output")
             results.append(

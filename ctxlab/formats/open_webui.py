@@ -59,7 +59,7 @@ def _labels(chats: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
     for k, (_, item) in enumerate(chats):
         own = item.get("id")
         title = item.get("title") or item["chat"].get("title")
-        out.append((own if isinstance(own, str) else str(k), _title(title or "")))
+        out.append((own if isinstance(own, str) else str(k), _title(_text(title))))
     return out
 
 

@@ -37,7 +37,6 @@ The schema and the rules are OpenCode's own (anomalyco/opencode, formerly sst/op
 from __future__ import annotations
 
 import dataclasses
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any, Final
@@ -45,7 +44,7 @@ from typing import Any, Final
 import orjson
 
 from ctxlab.errors import ChatFormatError
-from ctxlab.formats._common import _fail, _kind, _pick_conversation, _title
+from ctxlab.formats._common import _compact_json, _fail, _kind, _pick_conversation, _title
 from ctxlab.formats._registry import ChatFormat, Document, ReadOptions, register
 from ctxlab.formats._source import _strip_bom
 from ctxlab.formats._usage import _int
@@ -220,6 +219,8 @@ def _export_messages(value: dict[str, Any]) -> list[_Msg]:
             _fail(f"{where}.info", f"expected a message info object, got {_kind(info)}")
         if not isinstance(parts, list):
             _fail(f"{where}.parts", f"expected a list of parts, got {_kind(parts)}")
+        if not isinstance(info.get("id"), str):
+            _fail(f"{where}.info.id", f"expected a message id string, got {_kind(info.get('id'))}")
         for j, part in enumerate(parts):
             if not isinstance(part, dict):
                 _fail(f"{where}.parts[{j}]", f"expected a part object, got {_kind(part)}")
@@ -268,7 +269,9 @@ def _user(m: _Msg) -> Message | None:
         kind = p.get("type")
         if kind == "text" and not p.get("ignored") and isinstance(p.get("text"), str):
             texts.append(p["text"])
-        elif kind == "file" and p.get("mime") not in _INLINED_MIMES:
+        elif kind == "file" and not (
+            isinstance(p.get("mime"), str) and p["mime"] in _INLINED_MIMES
+        ):
             texts.append(f"[file {p.get('filename') or p.get('url', '')} ({p.get('mime', '')})]")
         elif kind == "compaction":
             texts.append(COMPACTION_PROMPT)
@@ -333,7 +336,7 @@ def _steps(m: _Msg) -> list[_Step]:
                 _fail(f"{where}.tool", f"expected a tool name string, got {_kind(name)}")
             if not isinstance(state, dict):
                 _fail(f"{where}.state", f"expected a tool state object, got {_kind(state)}")
-            args = json.dumps(state.get("input") or {}, ensure_ascii=False, sort_keys=True)
+            args = _compact_json(state.get("input") or {}, f"{where}.state.input")
             step.calls.append(ToolCall(call_id, name, args))
             output, is_error = _tool_result(state)
             step.results.append((call_id, output, is_error))
