@@ -153,7 +153,7 @@ def _document(src: _Source, fmt: str) -> Document:
     if data.startswith(SQLITE_MAGIC):
         # A database (OpenCode's opencode.db) is read from disk by its format, like a folder.
         if src.path is None:
-            _fail(None, "an SQLite database given as bytes: pass the database file's path")
+            _fail("$", "an SQLite database given as bytes: pass the database file's path")
         return Document(path=src.path, folder=True, name=src.name)
     if not _jsonl_by_name(src, fmt):
         try:
