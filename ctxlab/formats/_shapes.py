@@ -201,6 +201,26 @@ def _hf_rows(value: Any) -> str | None:
     return None
 
 
+def _cline_ui_messages(value: Any) -> str | None:
+    item, at = _first(value)
+    if (
+        at == "$[0]"
+        and item is not None
+        and isinstance(item.get("ts"), int)
+        and item.get("type") in ("say", "ask")
+        and "role" not in item
+    ):
+        return f"{at}.type"
+    return None
+
+
+def _cline_task_metadata(value: Any) -> str | None:
+    d = _dict(value)
+    if d is not None and isinstance(d.get("files_in_context"), list) and "messages" not in d:
+        return "$.files_in_context"
+    return None
+
+
 SHAPES: Final[tuple[KnownShape, ...]] = (
     KnownShape(
         "a Gemini streamGenerateContent chunk array",
@@ -257,6 +277,18 @@ SHAPES: Final[tuple[KnownShape, ...]] = (
         "a Claude Code settings file (settings.json: permissions, hooks)",
         "sessions are ~/.claude/projects/<project>/<session>.jsonl",
         value=_claude_settings,
+    ),
+    KnownShape(
+        "Cline's ui_messages.json (the task's UI log: what the extension showed, not what the "
+        "model was sent)",
+        "open the task folder (it holds api_conversation_history.json, the chat, and this "
+        "file's recorded usage)",
+        value=_cline_ui_messages,
+    ),
+    KnownShape(
+        "Cline's task_metadata.json (the files and models of a task, no conversation)",
+        "open the task folder (it holds api_conversation_history.json, the chat)",
+        value=_cline_task_metadata,
     ),
     KnownShape(
         "a Hugging Face datasets-server rows response",
