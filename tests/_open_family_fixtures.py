@@ -1,0 +1,48 @@
+"""Fixture chats and OpenAI-shape requests shared by the open-family tokenizer tests."""
+
+from __future__ import annotations
+
+import glob
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxlab.formats import load_chat_file
+from ctxlab.model import Message, Role
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAT_FILES = sorted(
+    [
+        *glob.glob(str(ROOT / "tests/fixtures/real_chats/*.json")),
+        *glob.glob(str(ROOT / "tests/fixtures/formats/**/*.json"), recursive=True),
+        *glob.glob(str(ROOT / "tests/fixtures/formats/**/*.jsonl"), recursive=True),
+        *glob.glob(str(ROOT / "ctxlab/sample_chats/*.json")),
+    ]
+)
+
+
+def load(path: str) -> tuple[tuple[Message, ...], list[dict[str, Any]]]:
+    chat = load_chat_file(path)
+    tools = [dict(t) for t in getattr(chat, "tools", ())]
+    shaped = [t.to_openai() if hasattr(t, "to_openai") else t for t in tools]
+    return tuple(chat.messages), shaped
+
+
+def api_messages(messages: tuple[Message, ...], *, parse_arguments: bool) -> list[dict[str, Any]]:
+    """The request's messages as an OpenAI-compatible server hands them to the template."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        role = {Role.DEVELOPER: "system", Role.FUNCTION: "tool"}.get(m.role, m.role.value)
+        entry: dict[str, Any] = {"role": role, "content": m.content}
+        if m.tool_calls:
+            calls = []
+            for c in m.tool_calls:
+                args: Any = c.arguments
+                if parse_arguments:
+                    args = json.loads(c.arguments)
+                calls.append({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
+            entry["tool_calls"] = calls
+        if m.tool_call_id is not None:
+            entry["tool_call_id"] = m.tool_call_id
+        out.append(entry)
+    return out
