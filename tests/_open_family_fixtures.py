@@ -23,9 +23,7 @@ CHAT_FILES = sorted(
 
 def load(path: str) -> tuple[tuple[Message, ...], list[dict[str, Any]]]:
     chat = load_chat_file(path)
-    tools = [dict(t) for t in getattr(chat, "tools", ())]
-    shaped = [t.to_openai() if hasattr(t, "to_openai") else t for t in tools]
-    return tuple(chat.messages), shaped
+    return tuple(chat.messages), [dict(t.to_openai()) for t in chat.tools]
 
 
 def api_messages(messages: tuple[Message, ...], *, parse_arguments: bool) -> list[dict[str, Any]]:
