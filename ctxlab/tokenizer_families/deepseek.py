@@ -17,6 +17,7 @@ definitions keeps every turn's ``</think>`` (``drop_thinking`` is off then), whi
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from collections.abc import Mapping, Sequence
@@ -117,12 +118,19 @@ def _tool_calls_text(message: Message) -> str:
     return f"\n\n<{DSML}tool_calls>\n{invokes}\n</{DSML}tool_calls>"
 
 
+@functools.cache
+def _tokenizer(path: Path) -> Tokenizer:
+    """The tokenizer of ``path``, read once per process (a batch job takes a new counter per
+    chat); a Tokenizer encodes from several threads at once."""
+    return Tokenizer.from_file(str(path))
+
+
 class DeepSeekCounter(SegmentCounter):
     """Exact counts for DeepSeek V4: its tokenizer.json and its V4 chat encoding."""
 
     def __init__(self, model: str) -> None:
         path = deepseek_tokenizer_path()
-        self.tokenizer = Tokenizer.from_file(str(path))
+        self.tokenizer = _tokenizer(path)
         self.count_namespace = f"deepseek-v4-bpe:{vocabulary_digest(path)}"
         self.name = model
         self.label = f"{model} · deepseek-v4-bpe (tokenizer.json, tokenizers)"

@@ -16,12 +16,16 @@ The chat overhead is Qwen's ChatML as its chat templates render it (the template
 - ``qwen3.6-bpe`` (Qwen 3.5 / 3.6, a larger vocabulary): the same turns with every message's text
   trimmed, tool calls as ``<function=name>`` blocks of ``<parameter=key>`` values, the tool
   definitions before the system prompt, a ``<think>`` block on every assistant message after the
-  last user query, and the generation prompt ``<|im_start|>assistant\\n<think>\\n``.
+  last user query, and the generation prompt ``<|im_start|>assistant\\n<think>\\n``. Where Qwen
+  3.5's template differs from 3.6's (3.5 keeps an earlier turn's reasoning and writes a boolean
+  argument as Python's ``True``), the counter follows 3.6 (no ``preserve_thinking``), the current
+  models' template.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import importlib.util
 import json
 import unicodedata
@@ -156,8 +160,11 @@ def _rank_file(family: str) -> Path:
     return _package_dir() / "resources" / _VOCABULARIES[family][0]
 
 
+@functools.cache
 def qwen_encoding(family: str) -> tiktoken.Encoding:
-    """The tiktoken encoding of a Qwen family (``qwen3-bpe``, ``qwen3.6-bpe``)."""
+    """The tiktoken encoding of a Qwen family (``qwen3-bpe``, ``qwen3.6-bpe``); read once per
+    process (a batch job takes a new counter per chat, and reading 150,000 ranks takes a
+    second)."""
     path = _rank_file(family)
     ranks = {
         base64.b64decode(token): int(rank)
