@@ -469,6 +469,9 @@ def test_formats_constant() -> None:
         "gemini",
         "chat-completion",
         "claude-ai-export",
+        "gemini-cli",
+        "pi",
+        "cline",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}
