@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ctxlab.errors import ChatFormatError
 from ctxlab.formats import load_chat_file
 from ctxlab.model import Message, Role
 
@@ -22,7 +25,12 @@ CHAT_FILES = sorted(
 
 
 def load(path: str) -> tuple[tuple[Message, ...], list[dict[str, Any]]]:
-    chat = load_chat_file(path)
+    """The chat of a fixture file and its tool definitions; skips a file that is no chat (a
+    Cline task folder's metadata files, which the loader refuses by name)."""
+    try:
+        chat = load_chat_file(path)
+    except ChatFormatError as error:
+        pytest.skip(f"not a chat: {error}")
     return tuple(chat.messages), [dict(t.to_openai()) for t in chat.tools]
 
 
