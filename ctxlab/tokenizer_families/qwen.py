@@ -236,8 +236,7 @@ class QwenCounter(SegmentCounter):
     def _count_uncached(self, texts: list[str]) -> list[int]:
         encode = self.encoding.encode
         return [
-            len(encode(unicodedata.normalize("NFC", text), allowed_special="all"))
-            for text in texts
+            len(encode(unicodedata.normalize("NFC", text), allowed_special="all")) for text in texts
         ]
 
     # -- rendering -------------------------------------------------------------------------------
@@ -268,13 +267,15 @@ class QwenCounter(SegmentCounter):
 
     def _tool_call_qwen3(self, index: int, name: str, arguments: str, content: str) -> list[Piece]:
         lead = "\n" if index > 0 or content else ""
-        return [lead, TOOL_CALL, f'\n{{"name": "{name}", "arguments": {arguments}}}\n', TOOL_CALL_END]
+        return [
+            lead,
+            TOOL_CALL,
+            f'\n{{"name": "{name}", "arguments": {arguments}}}\n',
+            TOOL_CALL_END,
+        ]
 
     def _tool_call_qwen36(self, index: int, name: str, arguments: str, content: str) -> list[Piece]:
-        if index == 0:
-            lead = "\n\n" if content.strip() else ""
-        else:
-            lead = "\n"
+        lead = ("\n\n" if content.strip() else "") if index == 0 else "\n"
         try:
             parsed = json.loads(arguments) if arguments.strip() else {}
         except ValueError:
