@@ -601,7 +601,10 @@ def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
 
     def usd(value: float | None) -> str:
-        return "-" if value is None else f"${value:g}"
+        # Cents as people write prices ($0.30, $1.20); sub-cent prices keep their digits.
+        if value is None:
+            return "-"
+        return f"${value:,.2f}" if round(value, 2) == value else f"${value:g}"
 
     rows = [
         [
