@@ -8,7 +8,8 @@ traceback::
     ├── ChatFormatError     a chat file or value that cannot be read (names the line / JSON path)
     ├── ParameterError      a strategy parameter out of range or of the wrong type
     ├── UnknownNameError    an unknown strategy, model, tokenizer or provider name
-    └── SummarizerError     a summarizer that failed; the history is left unchanged
+    ├── SummarizerError     a summarizer that failed; the history is left unchanged
+    └── MissingExtraError   a feature whose optional packages are not installed (names the extra)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 __all__ = [
     "ChatFormatError",
     "CtxlabError",
+    "MissingExtraError",
     "ParameterError",
     "SummarizerError",
     "UnknownNameError",
@@ -53,3 +55,8 @@ class UnknownNameError(CtxlabError, KeyError):
 
 class SummarizerError(CtxlabError, RuntimeError):
     """A summarizer call that failed. The message says what to check; it never holds a key."""
+
+
+class MissingExtraError(CtxlabError, ImportError):
+    """A feature needs an optional extra this installation lacks; the message is the one line
+    that says which: ``ctxlab app needs the playground: pip install 'ctxlab[app]'``."""
