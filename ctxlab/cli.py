@@ -705,9 +705,10 @@ def _report_rows(items: Sequence[dict[str, Any]]) -> list[list[str]]:
 def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.extras import require_extra
 
-    require_extra("fleet", "ctxlab eval")
     if args.ray or args.ray_address:
-        require_extra("ray", "ctxlab eval --ray")
+        require_extra("ray", "ctxlab eval --ray")  # the ray extra brings the fleet extra
+    else:
+        require_extra("fleet", "ctxlab eval")
     from ctxlab.corpus import parse_grid, run_corpus
     from ctxlab.corpus.report import configuration_report, reading_results
 

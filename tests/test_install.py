@@ -2,8 +2,12 @@
 
 * The Quickstart's first command, ``bash scripts/run_app.sh``, in a clean ``git clone`` with
   nothing but ``env -i PATH=/usr/bin:/bin`` and Debian's ``/usr/bin/python3``, serves the app.
-* A wheel built from this tree, installed into a fresh venv outside the repository, runs
-  ``ctxlab show`` on a sample, ``ctxlab.samples`` and ``ctxlab app``.
+* A wheel built from this tree carries the MIT licence (``License-Expression`` and the LICENSE
+  file). Installed without extras into a fresh venv outside the repository (issue 25: the core
+  install is the engine and the CLI), it has no Streamlit, pandas, Plotly, DuckDB or Arrow, runs
+  ``ctxlab show`` on a sample, ``ctxlab.samples`` and ``ctxlab --version`` (pyproject.toml's
+  version), and ``ctxlab app`` names the extra to install; installed with ``[app]``,
+  ``ctxlab app`` serves the playground.
 * A ten-line plug-in installed into that venv shows its strategy in ``ctxlab strategies``, in
   the CLI and in the app's strategy picker.
 
@@ -17,7 +21,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -82,8 +87,8 @@ def test_quickstart_run_app_serves_the_playground_from_a_clean_clone(tmp_path: P
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh venv (no system site-packages) with the wheel of this tree installed."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this tree, built from a copy without the tests and other repository files."""
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     shutil.copytree(
@@ -109,30 +114,84 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     dist = work / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, ".", cwd=source)
-    (wheel,) = dist.glob("ctxlab-*.whl")
-    venv = work / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=work)
-    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=work)
-    yield venv
+    (built,) = dist.glob("ctxlab-*.whl")
+    return built
 
 
-def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(wheel_venv: Path) -> None:
-    outside = wheel_venv.parent
+def _venv_with(wheel: Path, extras: str, where: Path) -> Path:
+    """A fresh venv (no system site-packages) at ``where`` with ``wheel[extras]`` installed."""
+    venv = where / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=where)
+    target = f"{wheel}[{extras}]" if extras else str(wheel)
+    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", target, cwd=where)
+    return venv
+
+
+@pytest.fixture(scope="module")
+def core_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``pip install ctxlab``: the wheel without extras."""
+    return _venv_with(wheel, "", tmp_path_factory.mktemp("core"))
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``pip install 'ctxlab[app]'``: the wheel with the playground."""
+    return _venv_with(wheel, "app", tmp_path_factory.mktemp("app"))
+
+
+def test_the_wheel_carries_the_mit_licence(wheel: Path) -> None:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    info = f"ctxlab-{version}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"{info}/METADATA").decode("utf-8")
+        licence = archive.read(f"{info}/licenses/LICENSE").decode("utf-8")
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in headers
+    assert "License-File: LICENSE" in headers
+    assert not any(h.startswith("License: ") for h in headers)  # the legacy field is gone
+    assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_core_install_is_the_engine_and_cli_without_the_extras(core_venv: Path) -> None:
+    outside = core_venv.parent
+    python = core_venv / "bin/python"
+    for module in ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray"):
+        done = subprocess.run(
+            [python, "-c", f"import {module}"], capture_output=True, text=True, check=False
+        )
+        assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, module
+    shown = _run(core_venv / "bin/ctxlab", "show", "coding_agent_session", cwd=outside)
+    assert shown.startswith("round") and "system" in shown
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "version"
+    ]
+    assert _run(core_venv / "bin/ctxlab", "--version", cwd=outside) == f"ctxlab {version}\n"
+    imported = _run(python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=outside)
+    assert imported == f"{version}\n"
+    app = subprocess.run(
+        [core_venv / "bin/ctxlab", "app"], cwd=outside, capture_output=True, text=True, check=False
+    )
+    assert app.returncode == 2
+    assert app.stderr == "ctxlab app needs the playground: pip install 'ctxlab[app]'\n"
+
+
+def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(core_venv: Path) -> None:
+    outside = core_venv.parent
     where = _run(
-        wheel_venv / "bin/python",
+        core_venv / "bin/python",
         "-c",
         "import ctxlab, ctxlab.samples as s; print(ctxlab.__file__); "
         "print(s.sample_path('coding_agent_session')); "
         "print(len([x for x in s.list_samples() if not x.generated]))",
         cwd=outside,
     ).split()
-    assert str(wheel_venv) in where[0] and str(wheel_venv) in where[1]
+    assert str(core_venv) in where[0] and str(core_venv) in where[1]
     shipped = len(list((ROOT / "ctxlab/sample_chats").glob("*.json"))) + len(
         list((ROOT / "ctxlab/sample_chats/real").glob("*.json"))
     )
     assert int(where[2]) == shipped
-    shown = _run(wheel_venv / "bin/ctxlab", "show", "coding_agent_session", cwd=outside)
-    assert shown.startswith("round") and "system" in shown
 
 
 def test_ctxlab_app_serves_the_packaged_playground(wheel_venv: Path, tmp_path: Path) -> None:
