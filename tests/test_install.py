@@ -18,11 +18,13 @@ started in its own process group and stopped at the end.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import tomllib
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,14 +33,21 @@ from install_support import free_port, http_get, serving
 ROOT = Path(__file__).resolve().parents[1]
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 BARE_ENV = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin"]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+OPTIONAL_MODULES = ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray")
 
 pytestmark = pytest.mark.install
+
+# What the venvs run sees none of this checkout (a PYTHONPATH pointing at it would make the
+# installed package's tests pass on the repository's code).
+INSTALLED_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
     done = subprocess.run(
         [str(c) for c in command],
         cwd=cwd,
+        env=INSTALLED_ENV,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -118,32 +127,57 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def _venv_with(wheel: Path, extras: str, where: Path) -> Path:
-    """A fresh venv (no system site-packages) at ``where`` with ``wheel[extras]`` installed."""
+def _observe(*command: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(c) for c in command],
+        cwd=cwd,
+        env=INSTALLED_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The venv, and what it did while it held the core install only (before ``[app]``)."""
+
+    venv: Path
+    core: dict[str, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """A fresh venv (no system site-packages) outside the repository: ``pip install ctxlab``
+    (the wheel, no extras), observed; then ``pip install 'ctxlab[app]'`` into the same venv, as
+    a user adds the playground (one venv: the core's packages are installed once)."""
+    where = tmp_path_factory.mktemp("venv")
     venv = where / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=where)
-    target = f"{wheel}[{extras}]" if extras else str(wheel)
-    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", target, cwd=where)
-    return venv
+    python, ctxlab = venv / "bin/python", venv / "bin/ctxlab"
+    _run(python, "-m", "pip", "install", "--quiet", wheel, cwd=where)
+    core = {
+        f"import {m}": _observe(python, "-c", f"import {m}", cwd=where) for m in OPTIONAL_MODULES
+    }
+    core["show"] = _observe(ctxlab, "show", "coding_agent_session", cwd=where)
+    core["--version"] = _observe(ctxlab, "--version", cwd=where)
+    core["__version__"] = _observe(
+        python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=where
+    )
+    core["app"] = _observe(ctxlab, "app", cwd=where)
+    _run(python, "-m", "pip", "install", "--quiet", f"{wheel}[app]", cwd=where)
+    return Installed(venv, core)
 
 
 @pytest.fixture(scope="module")
-def core_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``pip install ctxlab``: the wheel without extras."""
-    return _venv_with(wheel, "", tmp_path_factory.mktemp("core"))
-
-
-@pytest.fixture(scope="module")
-def wheel_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_venv(installed: Installed) -> Path:
     """``pip install 'ctxlab[app]'``: the wheel with the playground."""
-    return _venv_with(wheel, "app", tmp_path_factory.mktemp("app"))
+    return installed.venv
 
 
 def test_the_wheel_carries_the_mit_licence(wheel: Path) -> None:
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-        "version"
-    ]
-    info = f"ctxlab-{version}.dist-info"
+    info = f"ctxlab-{VERSION}.dist-info"
     with zipfile.ZipFile(wheel) as archive:
         metadata = archive.read(f"{info}/METADATA").decode("utf-8")
         licence = archive.read(f"{info}/licenses/LICENSE").decode("utf-8")
@@ -154,40 +188,31 @@ def test_the_wheel_carries_the_mit_licence(wheel: Path) -> None:
     assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
 
 
-def test_the_core_install_is_the_engine_and_cli_without_the_extras(core_venv: Path) -> None:
-    outside = core_venv.parent
-    python = core_venv / "bin/python"
-    for module in ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray"):
-        done = subprocess.run(
-            [python, "-c", f"import {module}"], capture_output=True, text=True, check=False
-        )
+def test_the_core_install_is_the_engine_and_cli_without_the_extras(installed: Installed) -> None:
+    core = installed.core
+    for module in OPTIONAL_MODULES:
+        done = core[f"import {module}"]
         assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, module
-    shown = _run(core_venv / "bin/ctxlab", "show", "coding_agent_session", cwd=outside)
-    assert shown.startswith("round") and "system" in shown
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-        "version"
-    ]
-    assert _run(core_venv / "bin/ctxlab", "--version", cwd=outside) == f"ctxlab {version}\n"
-    imported = _run(python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=outside)
-    assert imported == f"{version}\n"
-    app = subprocess.run(
-        [core_venv / "bin/ctxlab", "app"], cwd=outside, capture_output=True, text=True, check=False
-    )
-    assert app.returncode == 2
-    assert app.stderr == "ctxlab app needs the playground: pip install 'ctxlab[app]'\n"
+    shown = core["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("round") and "system" in shown.stdout
+    assert (core["--version"].returncode, core["--version"].stdout) == (0, f"ctxlab {VERSION}\n")
+    assert core["__version__"].stdout == f"{VERSION}\n"
+    assert core["app"].returncode == 2
+    assert core["app"].stderr == "ctxlab app needs the playground: pip install 'ctxlab[app]'\n"
 
 
-def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(core_venv: Path) -> None:
-    outside = core_venv.parent
+def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(wheel_venv: Path) -> None:
+    outside = wheel_venv.parent
     where = _run(
-        core_venv / "bin/python",
+        wheel_venv / "bin/python",
         "-c",
         "import ctxlab, ctxlab.samples as s; print(ctxlab.__file__); "
         "print(s.sample_path('coding_agent_session')); "
         "print(len([x for x in s.list_samples() if not x.generated]))",
         cwd=outside,
     ).split()
-    assert str(core_venv) in where[0] and str(core_venv) in where[1]
+    assert str(wheel_venv) in where[0] and str(wheel_venv) in where[1]
     shipped = len(list((ROOT / "ctxlab/sample_chats").glob("*.json"))) + len(
         list((ROOT / "ctxlab/sample_chats/real").glob("*.json"))
     )
@@ -202,7 +227,8 @@ def test_ctxlab_app_serves_the_packaged_playground(wheel_venv: Path, tmp_path: P
         f"--server.port={port}",
         "--server.scriptHealthCheckEnabled=true",
     ]
-    with serving(command, cwd=tmp_path, port=port, log=tmp_path / "app.log", timeout=120) as base:
+    log = tmp_path / "app.log"
+    with serving(command, cwd=tmp_path, port=port, log=log, env=INSTALLED_ENV, timeout=120) as base:
         _assert_app_answers(base)
 
 
