@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ctxlab.errors import MissingExtraError
 
-__all__ = ["EXTRAS", "Extra", "missing_extra", "require_extra"]
+__all__ = ["EXTRAS", "Extra", "installed", "missing_extra", "require_extra"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ EXTRAS: dict[str, Extra] = {
 """Every extra the CLI or the playground checks for, by name."""
 
 
-def _installed(module: str) -> bool:
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported here, looked up without importing it."""
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a broken parent package, or a module set to None
@@ -54,7 +55,7 @@ def missing_extra(name: str, who: str) -> str | None:
     ``who`` (e.g. ``"ctxlab app"``) to install it:
     ``"ctxlab app needs the playground: pip install 'ctxlab[app]'"``."""
     extra = EXTRAS[name]
-    if all(_installed(module) for module in extra.modules):
+    if all(installed(module) for module in extra.modules):
         return None
     return f"{who} needs {extra.feature}: {extra.install}"
 

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 BARE_ENV = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin"]
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-OPTIONAL_MODULES = ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray")
+OPTIONAL_MODULES = ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray", "numpy")
 
 pytestmark = pytest.mark.install
 
@@ -161,6 +161,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
         f"import {m}": _observe(python, "-c", f"import {m}", cwd=where) for m in OPTIONAL_MODULES
     }
     core["show"] = _observe(ctxlab, "show", "coding_agent_session", cwd=where)
+    core["replay"] = _observe(
+        ctxlab, "replay", "coding_agent_session", "--strategy", "window-drop", cwd=where
+    )
     core["--version"] = _observe(ctxlab, "--version", cwd=where)
     core["__version__"] = _observe(
         python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=where
@@ -196,6 +199,8 @@ def test_the_core_install_is_the_engine_and_cli_without_the_extras(installed: In
     shown = core["show"]
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("round") and "system" in shown.stdout
+    replayed = core["replay"]  # window-drop: the array path's rows, computed without numpy
+    assert replayed.returncode == 0 and "cost: $" in replayed.stdout, replayed.stderr
     assert (core["--version"].returncode, core["--version"].stdout) == (0, f"ctxlab {VERSION}\n")
     assert core["__version__"].stdout == f"{VERSION}\n"
     assert core["app"].returncode == 2
