@@ -156,7 +156,10 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
     venv = where / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=where)
     python, ctxlab = venv / "bin/python", venv / "bin/ctxlab"
-    _run(python, "-m", "pip", "install", "--quiet", wheel, cwd=where)
+    # --no-compile: pip's byte-compiling of Streamlit, pandas and Arrow is a large part of an
+    # install's time; the few modules the tests import compile when imported.
+    pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-compile"]
+    _run(*pip, wheel, cwd=where)
     core = {
         f"import {m}": _observe(python, "-c", f"import {m}", cwd=where) for m in OPTIONAL_MODULES
     }
@@ -169,7 +172,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
         python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=where
     )
     core["app"] = _observe(ctxlab, "app", cwd=where)
-    _run(python, "-m", "pip", "install", "--quiet", f"{wheel}[app]", cwd=where)
+    _run(*pip, f"{wheel}[app]", cwd=where)
     return Installed(venv, core)
 
 
