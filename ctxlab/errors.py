@@ -9,6 +9,7 @@ traceback::
     ├── ParameterError      a strategy parameter out of range or of the wrong type
     ├── UnknownNameError    an unknown strategy, model, tokenizer or provider name
     ├── SummarizerError     a summarizer that failed; the history is left unchanged
+    ├── ProviderCountError  a provider's token-counting call that failed; ctxlab's count stands
     └── MissingExtraError   a feature whose optional packages are not installed (names the extra)
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "CtxlabError",
     "MissingExtraError",
     "ParameterError",
+    "ProviderCountError",
     "SummarizerError",
     "UnknownNameError",
 ]
@@ -55,6 +57,12 @@ class UnknownNameError(CtxlabError, KeyError):
 
 class SummarizerError(CtxlabError, RuntimeError):
     """A summarizer call that failed. The message says what to check; it never holds a key."""
+
+
+class ProviderCountError(CtxlabError, RuntimeError):
+    """A provider's token-counting call that failed (:mod:`ctxlab.provider_count`): one line
+    naming the provider's endpoint and what it said; it never holds a key. ctxlab's own count
+    stands."""
 
 
 class MissingExtraError(CtxlabError, ImportError):

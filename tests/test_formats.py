@@ -469,6 +469,12 @@ def test_formats_constant() -> None:
         "gemini",
         "chat-completion",
         "claude-ai-export",
+        "gemini-cli",
+        "pi",
+        "cline",
+        "opencode",
+        "open-webui",
+        "librechat",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}

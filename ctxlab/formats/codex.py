@@ -43,10 +43,31 @@ were left out; ``full`` is the whole rollout in file order with each summary inl
 summary message is flagged ``codex_compaction_summary`` in ``extra``. A rollout without a
 compaction or rollback is one conversation, as before.
 
-**Billing.** A ``token_count`` is recorded only once the model has answered since the last
-``turn_context`` (written before every turn and every compaction) or ``compacted`` line: the
-events before that repeat the previous call's numbers or bill the summarizing call, whose
-output is the summary and not a message of the chat.
+**Billing.** Each model call ends with a ``token_count`` whose ``info.total_token_usage``
+grew; a ``token_count`` repeating the previous totals (Codex re-sends them with new rate limits,
+and after every ``turn_context``) is not a call. Where the call's items stand depends on the
+version, so the reader goes by the order in the file, not by ``cli_version``:
+
+* Codex 0.4x (``codex-rs/core/src/codex.rs``, ``try_run_turn``) writes a ``turn_context``
+  before every sampling request, sends ``TokenCount`` on ``ResponseEvent::Completed``, and only
+  then (back in ``run_task``) records the response's items: the ``token_count`` comes right
+  after ``turn_context``, *before* the items it bills;
+* later versions record each item as it streams (``OutputItemDone``), so the ``token_count``
+  comes *after* the items it bills.
+
+A new ``token_count`` after model output (since the last ``turn_context``, ``compacted`` line or
+placed bill) bills that output's latest assistant message at once; one with no output before it
+waits for the output that follows and bills it at the next ``turn_context``, ``compacted`` line,
+new ``token_count`` or the end of the file. One still waiting at a ``compacted`` line billed the
+summarizing call (its output is the summary, not a message of the chat) and is not recorded; one
+that no response follows is reported in the warnings, never dropped silently.
+
+**Items Codex never sends.** Codex keeps only "API messages" in the history it sends
+(``is_api_message`` in ``codex-rs/core/src/conversation_history.rs`` at 0.4x, moved to
+``codex-rs/core/src/context_manager/history.rs`` from 0.5x on): ``ghost_snapshot`` items (the
+git snapshots behind ``/undo``), ``compaction_trigger`` markers and ``system`` messages are
+recorded in the rollout but never sent, so they are left out here too and counted in the
+warnings.
 
 A last line cut off mid-write is skipped with a warning naming it.
 """
@@ -80,6 +101,14 @@ def sniff(value: Any) -> bool:
     first = value[0] if isinstance(value, list) and value else value
     return sniff_line(first)
 
+
+NEVER_SENT: Final = {
+    "ghost_snapshot": "Codex /undo snapshots, never sent to the model",
+    "compaction_trigger": "Codex compaction markers, never sent to the model",
+}
+"""Item types ``is_api_message`` answers ``false`` for (besides ``Other``, an unknown type);
+openai/codex ``codex-rs/core/src/context_manager/history.rs`` (0.5x to 0.1xx) and
+``codex-rs/core/src/conversation_history.rs`` (0.4x)."""
 
 USER_MESSAGES_MAX_TOKENS: Final = 20_000
 """Codex's ``COMPACT_USER_MESSAGE_MAX_TOKENS``: the user messages a rebuilt history keeps."""
@@ -116,7 +145,7 @@ class _Rollout:
     lead: Message | None
     context: tuple[_Op, ...]
     full: tuple[_Op, ...]
-    warnings: tuple[str, ...]  # about the file (a cut-off last line)
+    warnings: tuple[str, ...]  # about the file: a cut-off last line, never-sent items, usage
     notes: tuple[str, ...]  # what the context leaves out: compactions, rollbacks
 
 
@@ -244,14 +273,96 @@ def _produces_output(item: object) -> bool:
     return item.get("role") == "assistant" or item.get("type") not in (None, "message")
 
 
+def _never_sent(item: object) -> str | None:
+    """The kind of an item Codex records but never sends to the model (``is_api_message``
+    false), else None."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if isinstance(kind, str) and kind in NEVER_SENT:
+        return kind
+    if kind in (None, "message") and item.get("role") == "system":
+        return "system message"
+    return None
+
+
+def _skipped_warning(kind: str, count: int) -> str:
+    why = NEVER_SENT.get(kind, "Codex never sends system items to the model")
+    items = "item" if count == 1 else "items"
+    return f"skipped {count:,} {kind} {items} ({why})"
+
+
+@dataclasses.dataclass(slots=True)
+class _Billing:
+    """Which response each ``token_count`` bills (see "Billing" in the module docstring)."""
+
+    totals: object = None  # the last token_count's total_token_usage
+    pending: _Op | None = None  # a bill written before the items of its response
+    answered: bool = False  # model output since the last turn_context, compaction or bill
+    unplaced: list[str] = dataclasses.field(default_factory=list)
+
+    def output(self) -> None:
+        self.answered = True
+
+    def count(self, info: dict[str, Any], where: str) -> list[_Op]:
+        """The bills to place now for the ``token_count`` at ``where``."""
+        totals = info.get("total_token_usage", info.get("last_token_usage"))
+        last = info.get("last_token_usage")
+        if last is None or (totals is not None and totals == self.totals):
+            return []  # a repeat of the previous call's numbers
+        self.totals = totals
+        bill = _Op("bill", last, f"{where}, $.payload.info.last_token_usage")
+        placed = self._flush()
+        if self.pending is not None:  # two calls in a row with no response between them
+            self.unplaced.append(self.pending.where.split(",")[0])
+        if self.answered and not placed:
+            self.answered = False
+            return [bill]  # written after its response's items
+        self.pending, self.answered = bill, False
+        return placed
+
+    def boundary(self, compaction: bool = False) -> list[_Op]:
+        """A turn_context, compacted line, rollback or the end of the file: a waiting bill
+        goes to the response read since it, else it billed no response of the chat."""
+        placed = self._flush()
+        if self.pending is not None:
+            if not compaction:
+                self.unplaced.append(self.pending.where.split(",")[0])
+            self.pending = None
+        self.answered = False
+        return placed
+
+    def _flush(self) -> list[_Op]:
+        if self.pending is None or not self.answered:
+            return []
+        bill, self.pending = self.pending, None
+        return [bill]
+
+    def warnings(self) -> tuple[str, ...]:
+        if not self.unplaced:
+            return ()
+        lines = ", ".join(self.unplaced[:5]) + (", ..." if len(self.unplaced) > 5 else "")
+        n = len(self.unplaced)
+        return (
+            f"{n} token_count event{'' if n == 1 else 's'} billed a call with no response in "
+            f"the rollout ({lines}); their usage is not recorded",
+        )
+
+
 def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rollout:
     lead: Message | None = None
     context: list[_Op] = []
     full: list[_Op] = []
     compactions: list[tuple[int, int]] = []
     notes: list[str] = []  # rollbacks, in file order
+    skipped: dict[str, int] = {}
     user_recorded = False  # a user item (or event) already stands for the current turn
-    answered = False  # a response since the last turn_context or compacted line
+    billing = _Billing()
+
+    def place(ops: list[_Op]) -> None:
+        context.extend(ops)
+        full.extend(ops)
+
     for n, line in lines:
         where = f"line {n}"
         if not isinstance(line, dict):
@@ -259,21 +370,24 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
         kind, payload = line.get("type"), line.get("payload")
         op: _Op | None = None
         if kind == "response_item":
+            unsent = _never_sent(payload)
+            if unsent is not None:
+                skipped[unsent] = skipped.get(unsent, 0) + 1
+                continue
             op = _Op("item", payload, f"{where}, $.payload")
             if isinstance(payload, dict) and payload.get("type") != "reasoning":
                 user_recorded = payload.get("role") == "user"
-            answered = answered or _produces_output(payload)
+            if _produces_output(payload):
+                billing.output()
         elif kind == "session_meta" and isinstance(payload, dict) and lead is None:
             lead = _system_prompt(payload, f"{where}, $.payload")
         elif kind == "turn_context":  # Codex writes one before every turn and compaction
-            answered = False
+            place(billing.boundary())
         elif kind == "event_msg" and isinstance(payload, dict):
             event = payload.get("type")
             info = payload.get("info")
-            if event == "token_count" and isinstance(info, dict) and answered:
-                last = info.get("last_token_usage")
-                if last is not None:
-                    op = _Op("bill", last, f"{where}, $.payload.info.last_token_usage")
+            if event == "token_count" and isinstance(info, dict):
+                place(billing.count(info, where))
             elif (
                 event == "user_message"
                 and isinstance(payload.get("message"), str)
@@ -290,6 +404,7 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
                         f"{where}, $.payload.num_turns",
                         f"expected a whole number of turns (0 or more), got {got}",
                     )
+                place(billing.boundary())
                 kept = _rolled_back(context, turns)
                 gone = sum(op.kind == "item" for op in context[len(kept) :])
                 notes.append(
@@ -299,15 +414,17 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
                 )
                 context, user_recorded = kept, False
         elif kind == "compacted":
+            place(billing.boundary(compaction=True))
             before = sum(op.kind == "item" for op in context)
             context, inline, carried = _compaction(payload, n, context)
             compactions.append((n, before - carried))
             if inline is not None:
                 full.append(inline)
-            answered, user_recorded = False, False
+            user_recorded = False
         if op is not None:
             context.append(op)
             full.append(op)
+    place(billing.boundary())
     if compactions:
         last, _ = compactions[-1]
         left = sum(k for _, k in compactions)
@@ -318,7 +435,12 @@ def _read_lines(lines: list[tuple[int, Any]], warnings: tuple[str, ...]) -> _Rol
             f"model saw after the last compaction ({left} earlier items left out; "
             "conversation 'full' has the whole rollout)",
         )
-    return _Rollout(lead, tuple(context), tuple(full), warnings, tuple(notes))
+    about = (
+        *warnings,
+        *(_skipped_warning(k, c) for k, c in skipped.items()),
+        *billing.warnings(),
+    )
+    return _Rollout(lead, tuple(context), tuple(full), about, tuple(notes))
 
 
 def _encrypted_summary(op: _Op, k: int) -> _Op | None:

@@ -585,6 +585,8 @@ def model_caption(info: ModelInfo | None) -> str:
         if info.cached_input_per_mtok is None
         else f", {format_usd(info.cached_input_per_mtok)} cached"
     )
+    if info.cache_write_per_mtok is not None:
+        cached += f", {format_usd(info.cache_write_per_mtok)} cache write"
     return (
         f"Window **{info.context_window:,}** tokens · max output **{info.max_output:,}** · "
         f"{format_usd(info.input_per_mtok)} in{cached}, {format_usd(info.output_per_mtok)} out "
@@ -659,7 +661,14 @@ def sidebar() -> Workspace | None:
         notices.error(str(exc))
         return None
     if not counter.is_exact:
-        side.caption("Approximate counts: no public tokenizer for this family.")
+        info = CATALOG.get(model)
+        hint = None if info is None else info.exact_hint
+        notices.caption(
+            "Approximate counts: no public tokenizer for this family."
+            if hint is None
+            else f"Approximate counts: {hint} counts this model exactly.",
+            where=side,
+        )
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
     side.caption(
@@ -928,13 +937,14 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def secret_settings() -> dict[str, object]:
-    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
-    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+def secret_settings(names: Sequence[str] | None = None) -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` named ``names`` (default: those
+    :mod:`ctxlab.hosting` reads); empty when there is no secrets file (``st.secrets`` raises
+    then, even for ``.get``)."""
     from ctxlab.hosting import SETTING_NAMES
 
     found: dict[str, object] = {}
-    for name in SETTING_NAMES:
+    for name in SETTING_NAMES if names is None else names:
         try:
             value = st.secrets.get(name)
         except Exception:  # no secrets.toml, or one that does not parse: no secrets
