@@ -242,3 +242,24 @@ def test_importing_ctxlab_does_not_look_the_version_up() -> None:
         check=True,
     )
     assert done.stdout.strip() == "False"
+
+
+def _distribution_of(module: str) -> str:
+    """The distribution that installs top-level ``module`` here (``mistral_common`` ->
+    ``mistral-common``)."""
+    found = importlib.metadata.packages_distributions().get(module)
+    assert found, f"{module} is installed by no distribution here"
+    return found[0].lower().replace("_", "-")
+
+
+def test_every_tokenizer_family_names_an_extra_that_installs_what_it_needs() -> None:
+    from ctxlab.tokenizer_families import FAMILIES
+
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    core = {_name(r) for r in PYPROJECT["project"]["dependencies"]}
+    for family in FAMILIES.values():
+        assert family.extra in extras, family.name
+        needed = {_distribution_of(module) for module in family.requires} - core
+        assert needed <= _installs(family.extra), family.name
+        assert needed <= _installs("open-models"), family.name
+        assert needed <= _installs("test"), family.name
