@@ -3,6 +3,12 @@
 # and its test extra into the project venv .venv, or into the active venv; see scripts/_venv.sh),
 # then runs, in order, the format check, the linter, the type checker, every test (browser tests
 # included) and a quick benchmark smoke run. Exits non-zero on the first failure.
+#
+# Speed (issue 26): the framework oracle environment is built in the background while ctxlab is
+# installed and ruff and mypy run; pytest runs on one pytest-xdist worker per core (at most 4:
+# each may hold a Streamlit server, a chromium and a local Ray), a whole test file per worker
+# (`--dist loadfile`) so module-scoped fixtures (built wheels, servers) are made once.
+# CTXLAB_TEST_WORKERS=N overrides the worker count (0: no workers, one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_venv.sh
@@ -13,11 +19,16 @@ bash scripts/install_system_deps.sh
 
 echo "==> python environment"
 ctxlab_venv
-ctxlab_install test
 
-echo "==> framework oracle environment (the pinned frameworks extra, reused while unchanged)"
-CTXLAB_ORACLE_PYTHON="$("$PY" scripts/oracle_env.py)"
-export CTXLAB_ORACLE_PYTHON
+# scripts/oracle_env.py needs only the standard library: start it before ctxlab's own install.
+echo "==> framework oracle environment (the pinned frameworks extra, reused while unchanged; in the background)"
+oracle_out="$(mktemp)"
+oracle_log="$(mktemp)"
+trap 'rm -f "$oracle_out" "$oracle_log"' EXIT
+"$PY" scripts/oracle_env.py >"$oracle_out" 2>"$oracle_log" &
+oracle_pid=$!
+
+ctxlab_install test
 
 echo "==> ruff format --check"
 "$PY" -m ruff format --check .
@@ -28,8 +39,22 @@ echo "==> ruff check"
 echo "==> mypy"
 "$PY" -m mypy
 
-echo "==> pytest"
-"$PY" -m pytest -q
+echo "==> framework oracle environment (waiting for the background build)"
+if ! wait "$oracle_pid"; then
+    cat "$oracle_log" >&2
+    echo "ctxlab: building the framework oracle environment failed (scripts/oracle_env.py)" >&2
+    exit 1
+fi
+cat "$oracle_log" >&2
+CTXLAB_ORACLE_PYTHON="$(cat "$oracle_out")"
+export CTXLAB_ORACLE_PYTHON
+
+workers="${CTXLAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}"
+[ "$workers" -gt 4 ] && workers=4
+parallel=()
+[ "$workers" -gt 0 ] && parallel=(-n "$workers" --dist loadfile)
+echo "==> pytest (${workers} workers)"
+"$PY" -m pytest -q --durations=25 "${parallel[@]}"
 
 if [ -f bench/bench_engine.py ]; then
     echo "==> bench smoke (bench/bench_engine.py --quick)"
