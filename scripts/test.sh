@@ -29,6 +29,9 @@ trap 'rm -f "$oracle_out" "$oracle_log"' EXIT
 oracle_pid=$!
 
 ctxlab_install test
+# the install tests (tests/test_install.py) install from the same wheels, with no index
+CTXLAB_TEST_WHEELHOUSE="$(ctxlab_wheelhouse test)"
+export CTXLAB_TEST_WHEELHOUSE
 
 echo "==> ruff format --check"
 "$PY" -m ruff format --check .

@@ -7,13 +7,17 @@
 * A ten-line plug-in installed into that venv shows its strategy in ``ctxlab strategies``, in
   the CLI and in the app's strategy picker.
 
-Slow by nature (they install packages; pip's cache keeps it to about a minute each): marked
-``install`` so a quick local run can leave them out with ``-m "not install"``. Every server is
+Slow by nature (they install packages): marked ``install`` so a quick local run can leave them
+out with ``-m "not install"``. When ``scripts/test.sh`` runs them it names the wheelhouse its own
+install used (``CTXLAB_TEST_WHEELHOUSE``, see ``scripts/_venv.sh``): the clone's ``run_app.sh``
+and the wheel's venv then install from it with no index (resolving against this machine's
+indexes costs minutes of network waits); without it they resolve online. Every server is
 started in its own process group and stopped at the end.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +32,18 @@ DEBIAN_PYTHON = Path("/usr/bin/python3")
 BARE_ENV = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin"]
 
 pytestmark = pytest.mark.install
+
+
+def _wheelhouse() -> Path | None:
+    """The wheels scripts/test.sh installed ctxlab[test] from, when it names a complete one."""
+    named = os.environ.get("CTXLAB_TEST_WHEELHOUSE", "")
+    return Path(named) if named and Path(named).is_dir() else None
+
+
+def _from_wheelhouse() -> list[str]:
+    """pip install options: no index and the wheelhouse, when there is one."""
+    house = _wheelhouse()
+    return ["--no-index", "--find-links", str(house)] if house else []
 
 
 def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
@@ -65,8 +81,10 @@ def test_quickstart_run_app_serves_the_playground_from_a_clean_clone(tmp_path: P
     clone = tmp_path / "clone"
     _run("git", "clone", "--quiet", ROOT, clone, cwd=tmp_path)
     port = free_port()
+    house = _wheelhouse()
     command = [
         *BARE_ENV,
+        *([f"CTXLAB_WHEELHOUSE={house}"] if house else []),
         "bash",
         "scripts/run_app.sh",
         f"--server.port={port}",
@@ -108,11 +126,13 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ),
     )
     dist = work / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, ".", cwd=source)
+    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", *_from_wheelhouse()]
+    _run(*build, "-w", dist, ".", cwd=source)
     (wheel,) = dist.glob("ctxlab-*.whl")
     venv = work / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=work)
-    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=work)
+    install = [venv / "bin/python", "-m", "pip", "install", "--quiet", "--no-compile"]
+    _run(*install, *_from_wheelhouse(), wheel, cwd=work)
     yield venv
 
 
@@ -206,7 +226,8 @@ def plugin_venv(wheel_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     package = tmp_path_factory.mktemp("plugin")
     (package / "pyproject.toml").write_text(PLUGIN_PYPROJECT, encoding="utf-8")
     (package / "ctxlab_keep_last.py").write_text(PLUGIN, encoding="utf-8")
-    _run(wheel_venv / "bin/python", "-m", "pip", "install", "--quiet", ".", cwd=package)
+    install = [wheel_venv / "bin/python", "-m", "pip", "install", "--quiet"]
+    _run(*install, *_from_wheelhouse(), ".", cwd=package)
     return wheel_venv
 
 
