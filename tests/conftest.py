@@ -1,11 +1,17 @@
 """Shared fixtures: the default exact counter and hypothesis settings sized for 2 cores.
 
 Hypothesis chat strategies live in ``tests/chatgen.py`` (``from chatgen import chats``).
+
+A test run must leave the checkout as it found it (issue 26): the files ``git status`` reports
+at the end of the session and not at its start fail the run, by name.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -20,6 +26,43 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile("ctxlab")
+
+ROOT = Path(__file__).resolve().parent.parent
+_STATUS_AT_START = pytest.StashKey[set[str] | None]()
+
+
+def _git_status() -> set[str] | None:
+    """``git status --porcelain`` lines of the checkout; None outside a git checkout."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return None
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return set(done.stdout.splitlines()) if done.returncode == 0 else None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:  # the controller checks, not each worker
+        session.config.stash[_STATUS_AT_START] = _git_status()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    before = session.config.stash.get(_STATUS_AT_START, None)
+    after = _git_status() if before is not None else None
+    if before is None or after is None:
+        return
+    dirtied = sorted(after - before)
+    if dirtied:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        text = "the test run changed the checkout (git status):\n  " + "\n  ".join(dirtied)
+        if reporter is not None:
+            reporter.write_line(text, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
