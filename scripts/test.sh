@@ -61,7 +61,7 @@ export CTXLAB_ORACLE_PYTHON
 workers="${CTXLAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}"
 [ "$workers" -gt 4 ] && workers=4
 parallel=()
-[ "$workers" -gt 0 ] && parallel=(-n "$workers" --dist loadfile)
+[ "$workers" -gt 0 ] && parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 echo "==> pytest (${workers} workers)"
 pytest_status=0
 "$PY" -m pytest -q --durations=25 "${parallel[@]}" || pytest_status=$?

@@ -46,6 +46,23 @@ def _git_status() -> set[str] | None:
     return set(done.stdout.splitlines()) if done.returncode == 0 else None
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, hand out the longest files first: the install tests (minutes each)
+    and the browser tests, then the rest in their order, so short files fill the end of the run
+    instead of one worker finishing a long file alone (``--dist loadfile`` sends the files in
+    the order collected, with ``--no-loadscope-reorder`` as scripts/test.sh runs it)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return
+    browser = ROOT / "tests" / "browser"
+
+    def rank(item: pytest.Item) -> int:
+        if item.get_closest_marker("install") is not None:
+            return 0
+        return 1 if browser in item.path.parents else 2
+
+    items.sort(key=rank)  # stable: the order within each rank is kept
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:  # the controller checks, not each worker
         session.config.stash[_STATUS_AT_START] = _git_status()
