@@ -8,8 +8,9 @@ exact names, any case, a provider prefix and dated snapshots (``openai/gpt-4o-20
 :func:`ctxlab.tokens.get_counter` accepts every model in it.
 
 Invariants of every entry: ``0 < max_output <= context_window``; prices are finite and >= 0; the
-cached price, when present, is at most the input price; ``tokenizer`` is one of
-:data:`TOKENIZERS`.
+cached price, when present, is at most the input price; a cache-write price, when present, is at
+least the input price (a write is never cheaper than a plain input token); ``tokenizer`` is one of
+:data:`TOKENIZERS`; ``source``, when present, is an https URL.
 """
 
 from __future__ import annotations
@@ -98,6 +99,14 @@ class ModelInfo:
     """One model's limits, list prices (USD per million tokens) and tokenizer.
 
     ``cached_input_per_mtok`` is None when the model has no prompt-cache discount.
+    ``cache_write_per_mtok`` / ``cache_write_1h_per_mtok`` are what the provider charges for
+    input tokens written to its prompt cache (Anthropic: 5-minute and 1-hour writes; OpenAI
+    GPT-5.6 and later: writes), None when writes cost the plain input price (earlier OpenAI
+    models, Gemini, DeepSeek).
+    ``cache_storage_per_mtok_hour`` is Gemini's explicit-cache storage price per million tokens
+    per hour, where documented. ``source`` is the vendor page the entry was checked against;
+    ``price_note`` says why a price differs from the ``genai-prices`` reference data
+    (``scripts/refresh_catalog.py``), empty when it does not.
     """
 
     name: str
@@ -108,6 +117,11 @@ class ModelInfo:
     cached_input_per_mtok: float | None
     output_per_mtok: float
     tokenizer: str
+    cache_write_per_mtok: float | None = None
+    cache_write_1h_per_mtok: float | None = None
+    cache_storage_per_mtok_hour: float | None = None
+    source: str = ""
+    price_note: str = ""
 
     @property
     def provider_title(self) -> str:
@@ -212,6 +226,9 @@ def _model(entry: Mapping[str, Any], where: str) -> ModelInfo:
     if not isinstance(name, str) or not name.strip():
         raise ParameterError(f"{where}: name is missing")
     where = f"{where} ({name})"
+    unknown = sorted(set(entry) - _FIELDS)
+    if unknown:  # a misspelt price field would silently price the model wrong
+        raise ParameterError(f"{where}: unknown field(s) {', '.join(unknown)}")
     provider = entry.get("provider")
     if provider not in PROVIDERS:
         raise ParameterError(f"{where}: provider must be one of {', '.join(PROVIDERS)}")
@@ -230,7 +247,57 @@ def _model(entry: Mapping[str, Any], where: str) -> ModelInfo:
     if cached is not None and cached > inp:
         raise ParameterError(f"{where}: cached_input_per_mtok exceeds input_per_mtok")
     out = float(_number(entry, "output_per_mtok", where))
-    return ModelInfo(str(name), str(provider), window, max_output, inp, cached, out, str(tokenizer))
+    writes: list[float | None] = []
+    for key in ("cache_write_per_mtok", "cache_write_1h_per_mtok"):
+        raw = _number(entry, key, where, optional=True)
+        if raw is not None and raw < inp:
+            raise ParameterError(f"{where}: {key} is below input_per_mtok")
+        writes.append(None if raw is None else float(raw))
+    storage = _number(entry, "cache_storage_per_mtok_hour", where, optional=True)
+    source = _text(entry, "source", where)
+    if source and not source.startswith("https://"):
+        raise ParameterError(f"{where}: source must be an https:// URL, got {source!r}")
+    return ModelInfo(
+        str(name),
+        str(provider),
+        window,
+        max_output,
+        inp,
+        cached,
+        out,
+        str(tokenizer),
+        cache_write_per_mtok=writes[0],
+        cache_write_1h_per_mtok=writes[1],
+        cache_storage_per_mtok_hour=None if storage is None else float(storage),
+        source=source,
+        price_note=_text(entry, "price_note", where),
+    )
+
+
+_FIELDS = frozenset(
+    {
+        "name",
+        "provider",
+        "context_window",
+        "max_output",
+        "input_per_mtok",
+        "cached_input_per_mtok",
+        "output_per_mtok",
+        "tokenizer",
+        "cache_write_per_mtok",
+        "cache_write_1h_per_mtok",
+        "cache_storage_per_mtok_hour",
+        "source",
+        "price_note",
+    }
+)
+
+
+def _text(entry: Mapping[str, Any], key: str, where: str) -> str:
+    value = entry.get(key, "")
+    if not isinstance(value, str):
+        raise ParameterError(f"{where}: {key} must be a string, got {value!r}")
+    return value.strip()
 
 
 def load_catalog(text: str, *, name: str = "models.toml") -> Catalog:

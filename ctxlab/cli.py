@@ -145,7 +145,7 @@ def _load_args(args: argparse.Namespace) -> LoadedChat:
 
 def _counter_for(args: argparse.Namespace, loaded: LoadedChat) -> TokenCounter:
     """The model's counter, with the file's tool definitions in every request."""
-    return with_tools(get_counter(args.model), loaded.tools)
+    return with_tools(get_counter(args.model), loaded.tools, loaded.messages)
 
 
 def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) -> None:
@@ -157,7 +157,7 @@ def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) ->
             print(f"{kind} (pick one with --conversation ID; showing the first):", file=out)
             _table([["id", "title"], *([cid, title] for cid, title in convs)], [False, False], out)
     if loaded.tools:
-        overhead = tool_overhead(get_counter(args.model), loaded.tools)
+        overhead = tool_overhead(get_counter(args.model), loaded.tools, loaded.messages)
         names = ", ".join(name for name, _ in overhead.per_tool)
         print(
             f"tools: {_plural(len(loaded.tools), 'definition')} ({names}), "
@@ -255,7 +255,36 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             f"provider usage: {compare_usage(chat.messages, loaded.usage, counter).summary()}",
             file=out,
         )
+    status = _print_provider_count(args, loaded, chat.total, out) if args.provider_count else 0
     _problems(chat.messages, counter, out)
+    return status
+
+
+def _print_provider_count(
+    args: argparse.Namespace, loaded: LoadedChat, ctxlab_tokens: int, out: TextIO
+) -> int:
+    """``--provider-count``: the chat (tools included, credential-looking text masked) sent to
+    the model's provider's counting endpoint, its count beside ctxlab's. A failure is one
+    ``ctxlab: error:`` line (ctxlab's count above stands) and exit status 2."""
+    from ctxlab.catalog import CATALOG
+    from ctxlab.errors import ProviderCountError
+    from ctxlab.provider_count import comparison, count_request, count_with_provider, key_from_env
+    from ctxlab.redaction import RedactionPolicy
+
+    info = CATALOG.get(args.model)
+    try:
+        request = count_request(
+            args.model, loaded.messages, loaded.tools, RedactionPolicy(frozenset(), True)
+        )
+        count = count_with_provider(request, key_from_env(request.provider))
+    except ProviderCountError as exc:
+        print(f"ctxlab: error: provider count: {visible(_one_line(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    masked = sum(request.redactions.values())
+    spans = _plural(masked, "credential-looking span")
+    note = f" {spans} masked before sending." if masked else ""
+    exact = info is not None and info.is_exact
+    print(f"provider count: {comparison(count, ctxlab_tokens, exact=exact)}{note}", file=out)
     return EXIT_OK
 
 
@@ -538,6 +567,80 @@ def _cmd_samples(args: argparse.Namespace, out: TextIO) -> int:
     for sample in list_samples():
         made = " (generated on first use)" if sample.generated else ""
         print(f"{sample.name}: {sample.title}{made}", file=out)
+    return EXIT_OK
+
+
+def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
+    """The model catalog: limits, prices (USD per million tokens), tokenizer, exact or not."""
+    from ctxlab.catalog import CATALOG, PROVIDERS
+
+    if args.provider is not None and args.provider not in PROVIDERS:
+        raise _UsageError(f"unknown provider {args.provider!r}: one of {', '.join(PROVIDERS)}")
+    models = [m for m in CATALOG if args.provider in (None, m.provider)]
+    if args.json:
+        items = [
+            {
+                "name": m.name,
+                "provider": m.provider,
+                "context_window": m.context_window,
+                "max_output": m.max_output,
+                "input_per_mtok": m.input_per_mtok,
+                "cached_input_per_mtok": m.cached_input_per_mtok,
+                "cache_write_per_mtok": m.cache_write_per_mtok,
+                "cache_write_1h_per_mtok": m.cache_write_1h_per_mtok,
+                "cache_storage_per_mtok_hour": m.cache_storage_per_mtok_hour,
+                "output_per_mtok": m.output_per_mtok,
+                "tokenizer": m.tokenizer,
+                "exact": m.is_exact,
+                "source": m.source,
+                "price_note": m.price_note,
+            }
+            for m in models
+        ]
+        print(json.dumps({"as_of": CATALOG.as_of, "models": items}, indent=2), file=out)
+        return EXIT_OK
+
+    def usd(value: float | None) -> str:
+        # Cents as people write prices ($0.30, $1.20); sub-cent prices keep their digits.
+        if value is None:
+            return "-"
+        return f"${value:,.2f}" if round(value, 2) == value else f"${value:g}"
+
+    rows = [
+        [
+            "model",
+            "provider",
+            "window",
+            "max output",
+            "input",
+            "cached",
+            "cache write",
+            "output",
+            "tokenizer",
+            "count",
+        ]
+    ]
+    for m in models:
+        rows.append(
+            [
+                m.name,
+                m.provider,
+                f"{m.context_window:,}",
+                f"{m.max_output:,}",
+                usd(m.input_per_mtok),
+                usd(m.cached_input_per_mtok),
+                usd(m.cache_write_per_mtok),
+                usd(m.output_per_mtok),
+                m.tokenizer,
+                "exact" if m.is_exact else "approximate",
+            ]
+        )
+    _table(rows, [False, False, True, True, True, True, True, True, False, False], out)
+    print(
+        f"{_plural(len(models), 'model')}; prices in USD per million tokens, standard tier, "
+        f"catalog as of {CATALOG.as_of} (ctxlab/data/models.toml)",
+        file=out,
+    )
     return EXIT_OK
 
 
@@ -856,6 +959,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="rounds, roles and tokens of a chat")
     _add_chat_args(show)
+    show.add_argument(
+        "--provider-count",
+        action="store_true",
+        help="also count the chat with the model's provider (Claude and Gemini models): SENDS "
+        "the chat, credential-looking text masked, to Anthropic or Google (key from "
+        "ANTHROPIC_API_KEY, or GEMINI_API_KEY / GOOGLE_API_KEY)",
+    )
     show.set_defaults(run=_cmd_show)
 
     trim = sub.add_parser("trim", help="apply a strategy and show what it keeps")
@@ -920,6 +1030,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     samples = sub.add_parser("samples", help="list the sample chats (usable as CHAT by name)")
     samples.set_defaults(run=_cmd_samples)
+
+    models = sub.add_parser(
+        "models", help="list the model catalog: windows, prices, tokenizer, exact or approximate"
+    )
+    models.add_argument("--provider", default=None, help="only this provider's models")
+    models.add_argument("--json", action="store_true", help="the catalog as a JSON object")
+    models.set_defaults(run=_cmd_models)
 
     app = sub.add_parser(
         "app",

@@ -43,7 +43,13 @@ import tiktoken
 
 from ctxlab.errors import CtxlabError, UnknownNameError
 
-__all__ = ["OFFLINE_ENCODINGS", "EncodingSource", "canonical_ranks", "load_encoding"]
+__all__ = [
+    "OFFLINE_ENCODINGS",
+    "EncodingSource",
+    "canonical_ranks",
+    "encoding_identity",
+    "load_encoding",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,3 +282,17 @@ def load_encoding(name: str) -> tiktoken.Encoding:
         mergeable_ranks=_verified_ranks(source),
         special_tokens=dict(special_tokens),
     )
+
+
+def encoding_identity(name: str) -> str:
+    """``name`` and the sha256 of its verified ranks (``"o200k_base:4050..."``): what a
+    persistent count store (:mod:`ctxlab.count_store`) keys this tokenizer's counts by.
+
+    Raises:
+        UnknownNameError: ``name`` is not one of :data:`OFFLINE_ENCODINGS`.
+    """
+    digest = _RANKS_SHA256.get(name)
+    if digest is None:
+        known = ", ".join(sorted(OFFLINE_ENCODINGS))
+        raise UnknownNameError(f"unknown encoding {name!r}; available offline: {known}")
+    return f"{name}:{digest}"

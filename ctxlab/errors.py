@@ -8,7 +8,8 @@ traceback::
     ├── ChatFormatError     a chat file or value that cannot be read (names the line / JSON path)
     ├── ParameterError      a strategy parameter out of range or of the wrong type
     ├── UnknownNameError    an unknown strategy, model, tokenizer or provider name
-    └── SummarizerError     a summarizer that failed; the history is left unchanged
+    ├── SummarizerError     a summarizer that failed; the history is left unchanged
+    └── ProviderCountError  a provider's token-counting call that failed; ctxlab's count stands
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "ChatFormatError",
     "CtxlabError",
     "ParameterError",
+    "ProviderCountError",
     "SummarizerError",
     "UnknownNameError",
 ]
@@ -53,3 +55,9 @@ class UnknownNameError(CtxlabError, KeyError):
 
 class SummarizerError(CtxlabError, RuntimeError):
     """A summarizer call that failed. The message says what to check; it never holds a key."""
+
+
+class ProviderCountError(CtxlabError, RuntimeError):
+    """A provider's token-counting call that failed (:mod:`ctxlab.provider_count`): one line
+    naming the provider's endpoint and what it said; it never holds a key. ctxlab's own count
+    stands."""

@@ -36,6 +36,7 @@ import functools
 import importlib.util
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,7 +44,13 @@ import tiktoken
 
 from ctxlab.errors import CtxlabError
 
-__all__ = ["LINEAR_ENCODINGS", "LONG_RUN", "count_tokens", "has_long_run"]
+__all__ = [
+    "LINEAR_ENCODINGS",
+    "LONG_RUN",
+    "count_tokens",
+    "has_long_run",
+    "linear_counter",
+]
 
 LONG_RUN = 4096
 """Characters of one class (whitespace or not) from which a text takes the linear path. Pieces
@@ -122,6 +129,26 @@ def _bindings() -> Any:
         "cannot load the 'bpe-openai' package's tokenizer, which counts texts with very long "
         "runs of one kind of character; reinstall ctxlab's dependencies with: pip install -e ."
     )
+
+
+def linear_counter(encoding_name: str) -> Callable[[str], int] | None:
+    """The exact linear-time count of ``encoding_name`` (tiktoken's ``encode_ordinary`` length,
+    lone surrogates replaced as tiktoken replaces them), or None when the encoding is not one of
+    :data:`LINEAR_ENCODINGS` or the ``bpe-openai`` package cannot be loaded."""
+    if encoding_name not in LINEAR_ENCODINGS:
+        return None
+    try:
+        count = _linear_tokenizer(encoding_name).count
+    except (CtxlabError, ImportError, OSError):
+        return None
+
+    def exact_count(text: str) -> int:
+        try:
+            return count(text)
+        except UnicodeEncodeError:  # a lone surrogate, which Rust's str cannot hold
+            return count(_utf8_text(text))
+
+    return exact_count
 
 
 def _utf8_text(text: str) -> str:

@@ -10,12 +10,24 @@ non-batch, short-context use, through the model catalog (:mod:`ctxlab.catalog`).
 
 The cost of one call is::
 
-    (input_tokens - cached_input_tokens) * input_per_mtok
+    (input_tokens - cached_input_tokens - cache_write_tokens - cache_write_1h_tokens)
+        * input_per_mtok
     + cached_input_tokens * cached_input_per_mtok      (input_per_mtok when no cache price)
+    + cache_write_tokens * cache_write_per_mtok        (input_per_mtok when writes are free)
+    + cache_write_1h_tokens * cache_write_1h_per_mtok  (cache_write_per_mtok when not listed)
     + output_tokens * output_per_mtok
     all divided by 1,000,000
 
-``input_tokens`` includes the cached ones, as in OpenAI's ``usage.prompt_tokens``.
+``input_tokens`` includes the cached and the written ones, as in OpenAI's
+``usage.prompt_tokens``. Each provider's prompt-cache rule is in its prices: Gemini, DeepSeek
+and OpenAI up to GPT-5.5 discount cache reads and charge nothing extra for writes (no write
+price); Anthropic discounts reads (0.1x input) and charges 1.25x input for 5-minute cache writes
+and 2x for 1-hour writes; OpenAI's GPT-5.6 and later charge 1.25x input for writes.
+:meth:`ModelPrice.usage_cost` prices a call's recorded usage
+(:class:`~ctxlab.formats.CallUsage`, whose Anthropic ``input_tokens`` excludes the cache).
+Gemini's explicit-cache storage (per million tokens per hour) is in the catalog
+(``ModelInfo.cache_storage_per_mtok_hour``), not in a call's cost: it depends on how long a
+cache is kept, which no transcript records.
 """
 
 from __future__ import annotations
@@ -25,11 +37,14 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ctxlab.catalog import CATALOG, normalize_model_name
 from ctxlab.csvtext import csv_text
 from ctxlab.errors import ParameterError
+
+if TYPE_CHECKING:
+    from ctxlab.formats import CallUsage
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -52,6 +67,8 @@ PRICES_SOURCE = (
 
 _MTOK = 1_000_000
 _CSV_FIELDS = ("model", "input_per_mtok", "cached_input_per_mtok", "output_per_mtok")
+_WRITE_FIELDS = ("cache_write_per_mtok", "cache_write_1h_per_mtok")
+"""Optional CSV columns (and mapping keys): cache-write prices, empty when writes are free."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,20 +77,24 @@ class ModelPrice:
 
     ``cached_input_per_mtok`` is the price of prompt tokens served from the provider's prompt
     cache, or None when the model has no cache discount (cached tokens then cost the input
-    price). All prices are finite and >= 0.
+    price). ``cache_write_per_mtok`` / ``cache_write_1h_per_mtok`` are the prices of prompt
+    tokens written to the cache (Anthropic's 5-minute and 1-hour writes), None when a write costs
+    the input price. All prices are finite and >= 0.
     """
 
     model: str
     input_per_mtok: float
     cached_input_per_mtok: float | None
     output_per_mtok: float
+    cache_write_per_mtok: float | None = None
+    cache_write_1h_per_mtok: float | None = None
 
     def __post_init__(self) -> None:
         if not self.model.strip():
             raise ParameterError("a price needs a model name")
-        for name in _CSV_FIELDS[1:]:
+        for name in (*_CSV_FIELDS[1:], *_WRITE_FIELDS):
             value = getattr(self, name)
-            if value is None and name == "cached_input_per_mtok":
+            if value is None and name in ("cached_input_per_mtok", *_WRITE_FIELDS):
                 continue
             if (
                 isinstance(value, bool)
@@ -85,29 +106,77 @@ class ModelPrice:
                     f"price of {self.model!r}: {name} must be a number >= 0, got {value!r}"
                 )
 
-    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+    @property
+    def write_price(self) -> float:
+        """USD per million tokens written to the cache (5-minute writes): the input price when the
+        provider charges nothing extra for writes."""
+        return (
+            self.input_per_mtok if self.cache_write_per_mtok is None else self.cache_write_per_mtok
+        )
+
+    @property
+    def write_1h_price(self) -> float:
+        """USD per million tokens of 1-hour cache writes (the 5-minute price when not listed)."""
+        if self.cache_write_1h_per_mtok is None:
+            return self.write_price
+        return self.cache_write_1h_per_mtok
+
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cache_write_1h_tokens: int = 0,
+    ) -> float:
         """USD of one call (formula in the module docstring).
 
         Raises:
-            ParameterError: a negative token count, or more cached than input tokens.
+            ParameterError: a negative token count, or more cached and written than input tokens.
         """
-        if input_tokens < 0 or output_tokens < 0 or cached_input_tokens < 0:
+        if min(input_tokens, output_tokens, cached_input_tokens) < 0 or (
+            min(cache_write_tokens, cache_write_1h_tokens) < 0
+        ):
             raise ParameterError("token counts must be >= 0")
         if cached_input_tokens > input_tokens:
             raise ParameterError(
                 f"cached_input_tokens ({cached_input_tokens}) exceeds input_tokens "
                 f"({input_tokens}): input tokens include the cached ones"
             )
+        special = cached_input_tokens + cache_write_tokens + cache_write_1h_tokens
+        if special > input_tokens:
+            raise ParameterError(
+                f"cached and cache-write tokens ({special}) exceed input_tokens "
+                f"({input_tokens}): input tokens include them"
+            )
         cached_price = (
             self.input_per_mtok
             if self.cached_input_per_mtok is None
             else self.cached_input_per_mtok
         )
-        return (
+        cost = (
             (input_tokens - cached_input_tokens) * self.input_per_mtok
             + cached_input_tokens * cached_price
             + output_tokens * self.output_per_mtok
-        ) / _MTOK
+        )
+        if cache_write_tokens or cache_write_1h_tokens:  # (kept apart: the same floats as before)
+            cost += cache_write_tokens * (self.write_price - self.input_per_mtok)
+            cost += cache_write_1h_tokens * (self.write_1h_price - self.input_per_mtok)
+        return cost / _MTOK
+
+    def usage_cost(self, usage: CallUsage) -> float:
+        """USD of one call as the transcript recorded it: cache reads at the cached price, cache
+        writes at the write prices (1-hour writes at the 1-hour price when the usage splits them
+        out), the rest of the prompt at the input price."""
+        written = usage.cache_creation_input_tokens
+        written_1h = min(usage.cache_creation_1h_input_tokens, written)
+        return self.cost(
+            usage.prompt_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            written - written_1h,
+            written_1h,
+        )
 
 
 def format_usd(value: float | None, *, signed: bool = False) -> str:
@@ -200,13 +269,30 @@ class PriceTable:
         return PriceTable({**self.prices, price.model: price}, self.as_of, self.source)
 
     def cost(
-        self, model: str, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+        self,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+        cache_write_1h_tokens: int = 0,
     ) -> float | None:
         """USD of one call to ``model``, or None when the model has no price."""
         price = self.get(model)
         if price is None:
             return None
-        return price.cost(input_tokens, output_tokens, cached_input_tokens)
+        return price.cost(
+            input_tokens,
+            output_tokens,
+            cached_input_tokens,
+            cache_write_tokens,
+            cache_write_1h_tokens,
+        )
+
+    def usage_cost(self, model: str, usage: CallUsage) -> float | None:
+        """:meth:`ModelPrice.usage_cost` of ``model``, or None when the model has no price."""
+        price = self.get(model)
+        return None if price is None else price.usage_cost(usage)
 
     # -- editing: mappings and CSV ---------------------------------------------------------------
     @classmethod
@@ -241,6 +327,8 @@ class PriceTable:
                 "input_per_mtok": p.input_per_mtok,
                 "cached_input_per_mtok": p.cached_input_per_mtok,
                 "output_per_mtok": p.output_per_mtok,
+                "cache_write_per_mtok": p.cache_write_per_mtok,
+                "cache_write_1h_per_mtok": p.cache_write_1h_per_mtok,
             }
             for p in self.prices.values()
         }
@@ -250,7 +338,8 @@ class PriceTable:
         cls, source: str | os.PathLike[str] | IO[str], as_of: str = PRICES_AS_OF
     ) -> PriceTable:
         """A table from CSV with columns model, input_per_mtok, cached_input_per_mtok,
-        output_per_mtok (an empty cached price means no cache discount).
+        output_per_mtok (an empty cached price means no cache discount), and optionally
+        cache_write_per_mtok, cache_write_1h_per_mtok (empty: writes cost the input price).
 
         Raises:
             ParameterError: a missing column or a bad number, naming the line.
@@ -274,14 +363,20 @@ class PriceTable:
 
     def to_csv(self, target: str | os.PathLike[str] | IO[str] | None = None) -> str:
         """Write the table as CSV to ``target`` (path or text stream); returns the CSV text."""
+
+        def number(value: float | None) -> str:
+            return "" if value is None else f"{value:g}"
+
         return csv_text(
-            _CSV_FIELDS,
+            (*_CSV_FIELDS, *_WRITE_FIELDS),
             (
                 [
                     p.model,
                     f"{p.input_per_mtok:g}",
-                    "" if p.cached_input_per_mtok is None else f"{p.cached_input_per_mtok:g}",
+                    number(p.cached_input_per_mtok),
                     f"{p.output_per_mtok:g}",
+                    number(p.cache_write_per_mtok),
+                    number(p.cache_write_1h_per_mtok),
                 ]
                 for p in self.prices.values()
             ),
@@ -308,16 +403,30 @@ def _price_from_fields(model: Any, row: Mapping[str, Any], where: str) -> ModelP
     out = number("output_per_mtok")
     assert inp is not None and out is not None  # not optional: number() raised otherwise
     try:
-        return ModelPrice(name, inp, number("cached_input_per_mtok", optional=True), out)
+        return ModelPrice(
+            name,
+            inp,
+            number("cached_input_per_mtok", optional=True),
+            out,
+            number("cache_write_per_mtok", optional=True),
+            number("cache_write_1h_per_mtok", optional=True),
+        )
     except ParameterError as exc:
         raise ParameterError(f"{where}: {exc}") from None
 
 
-# USD per million tokens: (input, cached input, output), from the model catalog; plus ctxlab's
-# OfflineSummarizer, which runs locally and is free.
+# USD per million tokens: (input, cached input, output, cache writes), from the model catalog;
+# plus ctxlab's OfflineSummarizer, which runs locally and is free.
 _DEFAULTS: tuple[ModelPrice, ...] = (
     *(
-        ModelPrice(m.name, m.input_per_mtok, m.cached_input_per_mtok, m.output_per_mtok)
+        ModelPrice(
+            m.name,
+            m.input_per_mtok,
+            m.cached_input_per_mtok,
+            m.output_per_mtok,
+            m.cache_write_per_mtok,
+            m.cache_write_1h_per_mtok,
+        )
         for m in CATALOG
     ),
     ModelPrice("offline-extractive", 0.0, 0.0, 0.0),

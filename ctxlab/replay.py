@@ -20,7 +20,11 @@ the context identical to the previous call's context (whole messages in their se
 :func:`ctxlab.insights.cacheable_prefix`; reply priming excluded; 0 on the first call), and
 ``cached_tokens`` the part OpenAI bills as cached (:func:`ctxlab.insights.cached_input_tokens`:
 at least 1,024 tokens, in steps of 128). ``call_cost_with_cache`` bills the cached tokens at
-``ModelPrice.cached_input_per_mtok`` (the input price when the model has none).
+``ModelPrice.cached_input_per_mtok`` (the input price when the model has none) and the rest of
+the prompt at ``ModelPrice.write_price``: the input price where cache writes are free (Gemini,
+DeepSeek, OpenAI up to GPT-5.5), the (5-minute) write price where the provider charges writes
+(Anthropic, OpenAI GPT-5.6 and later: 1.25x input): a cached conversation writes, at every call,
+what the cache did not serve.
 
 How the context of each call is known without materializing it:
 
@@ -482,6 +486,7 @@ class _Costing:
         # ModelPrice.cost's formula without its argument checks (replay's counts are valid by
         # construction and cached <= input): the same floats, 44,000 calls faster.
         self.cost = _unchecked_cost(price) if price is not None else None
+        self.cost_cached = _unchecked_cost(price, writes=True) if price is not None else None
 
     def row(
         self,
@@ -521,8 +526,9 @@ class _Costing:
             self.cumulative_untrimmed += call_cost_untrimmed
         cached = None if prefix_tokens is None else cached_input_tokens(prefix_tokens)
         cost_cached = None
-        if cost is not None and cached is not None:
-            cost_cached = cost(tokens_sent, output, min(cached, tokens_sent))
+        with_cache = self.cost_cached
+        if with_cache is not None and cached is not None:
+            cost_cached = with_cache(tokens_sent, output, min(cached, tokens_sent))
         if cost_cached is None:
             self.cumulative_cached = None
         elif self.cumulative_cached is not None:
@@ -530,8 +536,8 @@ class _Costing:
         untrimmed_cached = cached_input_tokens(chat.prefix[self.previous_index])
         self.previous_index = index
         cost_untrimmed_cached = None
-        if cost is not None:
-            cost_untrimmed_cached = cost(untrimmed, output, min(untrimmed_cached, untrimmed))
+        if with_cache is not None:
+            cost_untrimmed_cached = with_cache(untrimmed, output, min(untrimmed_cached, untrimmed))
             if self.cumulative_untrimmed_cached is not None:
                 self.cumulative_untrimmed_cached += cost_untrimmed_cached
         return ReplayRow(
@@ -576,6 +582,7 @@ class _Costing:
             raise ValueError("projection_rows needs a price")
         ip, op = price.input_per_mtok, price.output_per_mtok
         cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+        wp = price.write_price  # the uncached part of a cached call is written to the cache
         counts, sums, fixed = chat.counts, chat.prefix, chat.fixed
         cumulative = self.cumulative
         cumulative_untrimmed = self.cumulative_untrimmed
@@ -610,7 +617,7 @@ class _Costing:
             else:
                 cached = 0 if prefix < 1024 else prefix - (prefix - 1024) % 128
                 part = cached if cached < sent else sent
-                cost_cached = ((sent - part) * ip + part * cp + output * op) / 1_000_000
+                cost_cached = ((sent - part) * wp + part * cp + output * op) / 1_000_000
                 if cumulative_cached is not None:
                     cumulative_cached += cost_cached + no_summary
             # cached_input_tokens of what the previous untrimmed call sent
@@ -618,7 +625,7 @@ class _Costing:
             if part > untrimmed:
                 part = untrimmed
             previous_tokens = sums[index]
-            cost_untrimmed_cached = ((untrimmed - part) * ip + part * cp + output * op) / 1_000_000
+            cost_untrimmed_cached = ((untrimmed - part) * wp + part * cp + output * op) / 1_000_000
             cumulative_untrimmed_cached += cost_untrimmed_cached
             row = build(
                 turn,
@@ -680,6 +687,7 @@ class _Costing:
             raise ValueError("column_rows needs a price and running sums")
         ip, op = price.input_per_mtok, price.output_per_mtok
         cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+        wp = price.write_price
         index = np.asarray(indices, dtype=np.int64)
         counts = _int_array(chat, "replay.counts", chat.counts)
         sums = _int_array(chat, "replay.prefix", chat.prefix)
@@ -691,12 +699,12 @@ class _Costing:
         prefix = prefixes
         cached = np.where(prefix < 1024, 0, prefix - (prefix - 1024) % 128)
         part = np.where(cached < sent, cached, sent)
-        cost_cached = ((sent - part) * ip + part * cp + output * op) / 1_000_000
+        cost_cached = ((sent - part) * wp + part * cp + output * op) / 1_000_000
         # what the previous untrimmed call sent, cached
         previous = np.concatenate(([sums[self.previous_index]], sums[index[:-1]]))
         part = np.where(previous < 1024, 0, previous - (previous - 1024) % 128)
         part = np.where(part > untrimmed, untrimmed, part)
-        cost_untrimmed_cached = ((untrimmed - part) * ip + part * cp + output * op) / 1_000_000
+        cost_untrimmed_cached = ((untrimmed - part) * wp + part * cp + output * op) / 1_000_000
 
         def running(first: float, values: np.ndarray) -> np.ndarray:
             out: np.ndarray = np.cumsum(np.concatenate(([first], values + 0.0)))[1:]
@@ -750,14 +758,19 @@ class _Costing:
         return rows
 
 
-def _unchecked_cost(price: ModelPrice) -> Callable[[int, int, int], float]:
-    """``price.cost`` for arguments known to be valid (the same expression, so the same floats)."""
+def _unchecked_cost(price: ModelPrice, *, writes: bool = False) -> Callable[[int, int, int], float]:
+    """``price.cost`` for arguments known to be valid (the same expression, so the same floats).
+
+    ``writes``: the call caches its prompt, so the uncached part is billed as a cache write
+    (``price.write_price``: the input price where writes are free).
+    """
     ip, op = price.input_per_mtok, price.output_per_mtok
     cp = ip if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    up = price.write_price if writes else ip
 
     def cost(input_tokens: int, output_tokens: int, cached_input_tokens: int) -> float:
         return (
-            (input_tokens - cached_input_tokens) * ip
+            (input_tokens - cached_input_tokens) * up
             + cached_input_tokens * cp
             + output_tokens * op
         ) / 1_000_000

@@ -25,18 +25,21 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import tiktoken
 
 from ctxlab.caches import BoundedCache, megabytes_from_env
 from ctxlab.catalog import CATALOG
 from ctxlab.counted import CountedChat
-from ctxlab.encodings import OFFLINE_ENCODINGS, load_encoding
+from ctxlab.encodings import OFFLINE_ENCODINGS, encoding_identity, load_encoding
 from ctxlab.errors import UnknownNameError
-from ctxlab.long_runs import LONG_RUN, count_tokens
+from ctxlab.long_runs import LONG_RUN, count_tokens, linear_counter
 from ctxlab.model import Message
 from ctxlab.tokenizer_families import TokenizerFamily, family_of
+
+if TYPE_CHECKING:
+    from ctxlab.count_store import CountStore
 
 __all__ = [
     "COUNTER_NAMES",
@@ -107,6 +110,11 @@ class _CachingCounter:
     name: str
     label: str
     is_exact: bool
+    count_namespace: str | None = None
+    """The tokenizer whose per-text counts this counter shares with other processes through
+    :mod:`ctxlab.count_store` (None: no store). Per-text counts depend on the tokenizer only,
+    so a namespace names it exactly, e.g. ``"o200k_base:<sha256 of its verified ranks>"``; a
+    counter whose counts are estimates must leave it None."""
 
     def __init__(self, accounting: ChatAccounting, text_cache_bytes: int | None = None) -> None:
         self.accounting = accounting
@@ -124,6 +132,7 @@ class _CachingCounter:
         self._by_chat: weakref.WeakValueDictionary[int, CountedChat] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
         self.texts_tokenized = 0  # observable proof that caches work (tests, benchmarks)
+        self.texts_from_store = 0  # counts read from the persistent store
 
     # -- to override -------------------------------------------------------------------------
     def _count_uncached(self, texts: list[str]) -> list[int]:
@@ -151,16 +160,30 @@ class _CachingCounter:
 
     # -- text level --------------------------------------------------------------------------
     def _count_texts(self, texts: list[str]) -> list[int]:
-        """Counts of ``texts``, tokenizing each distinct uncached text once."""
+        """Counts of ``texts``, tokenizing each distinct text once: found in memory, else in
+        the persistent store (:attr:`count_namespace`), else tokenized and written to both."""
         distinct = list(dict.fromkeys(texts))
         keys = [_text_key(t) for t in distinct]
         cached = self._by_text.get_many(keys)
         todo = [i for i, n in enumerate(cached) if n is None]
+        store = _count_store(self.count_namespace) if todo else None
+        if store is not None:
+            stored = store.get_many([keys[i] for i in todo])
+            hits = [(i, n) for i, n in zip(todo, stored, strict=True) if n is not None]
+            if hits:
+                for i, n in hits:
+                    cached[i] = n
+                self._by_text.put_many((keys[i], n) for i, n in hits)
+                self.texts_from_store += len(hits)
+                todo = [i for i in todo if cached[i] is None]
         if todo:
             counted = self._count_uncached([distinct[i] for i in todo])
             for i, n in zip(todo, counted, strict=True):
                 cached[i] = n
-            self._by_text.put_many(zip([keys[i] for i in todo], counted, strict=True))
+            fresh = list(zip([keys[i] for i in todo], counted, strict=True))
+            self._by_text.put_many(fresh)
+            if store is not None:
+                store.put_many(fresh)
             self.texts_tokenized += len(todo)
         found = dict(zip(distinct, cached, strict=True))
         return [found[t] for t in texts]  # type: ignore[misc]
@@ -269,20 +292,56 @@ class _CachingCounter:
 
 
 class TiktokenCounter(_CachingCounter):
-    """Exact counts with a real tiktoken encoding.
+    """Exact counts of a tiktoken encoding: tiktoken's ``encode_ordinary`` token counts.
 
-    Long batches are split across two threads: tiktoken releases the GIL while encoding, and a
-    plain loop per thread beats ``encode_ordinary_batch`` on these 2-core machines.
+    For cl100k_base and o200k_base (the offline encodings) the counts come from GitHub's
+    linear-time BPE (``bpe-openai``, :func:`ctxlab.long_runs.linear_counter`): the same tokens
+    as tiktoken (tests compare ids on every token of the vocabularies, every fixture, generated
+    and adversarial text), at about half tiktoken's CPU on chats and in linear time on any
+    text, so a 16 MB word costs what 16 MB of prose costs. tiktoken's own encoding is then
+    built only if someone asks for :attr:`encoding`. Without that package, and for any other
+    encoding, tiktoken counts, with long batches split across two threads (tiktoken releases
+    the GIL while encoding, and a plain loop per thread beats ``encode_ordinary_batch`` on
+    these 2-core machines).
+
+    Counters built from an offline encoding's name share their per-text counts with other
+    processes through :mod:`ctxlab.count_store` (:attr:`count_namespace`).
     """
 
     is_exact = True
     _PARALLEL_MIN_TEXTS = 4096
 
-    def __init__(self, name: str, encoding: tiktoken.Encoding, accounting: ChatAccounting):
+    def __init__(
+        self, name: str, encoding: tiktoken.Encoding | str, accounting: ChatAccounting
+    ) -> None:
+        """``encoding``: a tiktoken encoding, or the name of an offline one (then loaded only
+        when tiktoken itself has to count)."""
         super().__init__(accounting)
         self.name = name
-        self.encoding = encoding
-        self.label = f"{encoding.name} (tiktoken)"
+        self._encoding: tiktoken.Encoding | None = None
+        if isinstance(encoding, str):
+            if encoding not in OFFLINE_ENCODINGS:
+                self._encoding = load_encoding(encoding)  # raises UnknownNameError
+            self.encoding_name = encoding
+        else:
+            self._encoding = encoding
+            self.encoding_name = encoding.name
+        self.label = f"{self.encoding_name} (tiktoken)"
+        # Only the verified offline encodings are known by name: an Encoding object built by
+        # someone else under the same name may have other ranks.
+        verified = self.encoding_name in OFFLINE_ENCODINGS and (
+            self._encoding is None or self._encoding is load_encoding(self.encoding_name)
+        )
+        if verified:
+            self.count_namespace = encoding_identity(self.encoding_name)
+        self._linear = linear_counter(self.encoding_name) if verified else None
+
+    @property
+    def encoding(self) -> tiktoken.Encoding:
+        """tiktoken's encoding (built on first use when counts come from the linear BPE)."""
+        if self._encoding is None:
+            self._encoding = load_encoding(self.encoding_name)
+        return self._encoding
 
     def _encode_lengths(self, texts: Sequence[str]) -> list[int]:
         encoding = self.encoding
@@ -291,6 +350,9 @@ class TiktokenCounter(_CachingCounter):
         return [len(encode(t)) if len(t) < LONG_RUN else count_tokens(encoding, t) for t in texts]
 
     def _count_uncached(self, texts: list[str]) -> list[int]:
+        linear = self._linear
+        if linear is not None:
+            return [linear(t) for t in texts]
         if len(texts) < self._PARALLEL_MIN_TEXTS:
             return self._encode_lengths(texts)
         half = len(texts) // 2
@@ -349,6 +411,15 @@ def _text_key(text: str) -> bytes:
     return hashlib.blake2b(
         text.encode("utf-8", "surrogatepass"), digest_size=TEXT_KEY_BYTES
     ).digest()
+
+
+def _count_store(namespace: str | None) -> CountStore | None:
+    """The persistent store of ``namespace``, loaded only when a count misses in memory."""
+    if namespace is None:
+        return None
+    from ctxlab.count_store import store_for
+
+    return store_for(namespace)
 
 
 def _entry_weight(key: bytes, count: int) -> int:
@@ -431,7 +502,7 @@ def _make_counter(name: str) -> TokenCounter:
         return ApproxCounter()
     if name in OFFLINE_ENCODINGS:
         accounting = ACCOUNTING_O200K if name == "o200k_base" else ACCOUNTING_CL100K
-        return TiktokenCounter(name, load_encoding(name), accounting)
+        return TiktokenCounter(name, name, accounting)
     family = family_of(name)
     if family is not None:
         return _family_counter(name, family)
@@ -448,7 +519,7 @@ def _make_counter(name: str) -> TokenCounter:
         tiktoken_counter = TiktokenCounter(
             # The snapshot's own accounting (gpt-3.5-turbo-0301 differs from gpt-3.5-turbo).
             name,
-            load_encoding(info.tokenizer),
+            info.tokenizer,
             _accounting_for(name.strip().lower().rsplit("/", 1)[-1]),
         )
         tiktoken_counter.label = f"{name} · {info.tokenizer} (tiktoken)"
@@ -463,6 +534,6 @@ def _make_counter(name: str) -> TokenCounter:
             f"unknown model or tokenizer {name!r}: use an OpenAI model name, an encoding "
             f"(o200k_base, cl100k_base) or 'approx' for other model families; e.g. {known}"
         )
-    counter = TiktokenCounter(name, load_encoding(encoding_name), _accounting_for(name))
+    counter = TiktokenCounter(name, encoding_name, _accounting_for(name))
     counter.label = f"{name} · {encoding_name} (tiktoken)"
     return counter

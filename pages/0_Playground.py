@@ -5,7 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.insights import summary_lineage
-from ctxlab.ui import checks_view, frameworks, insights_view, notices, render, report
+from ctxlab.ui import (
+    checks_view,
+    frameworks,
+    insights_view,
+    notices,
+    provider_count_panel,
+    render,
+    report,
+)
 from ctxlab.ui.session import apply_params, opening_caption
 from ctxlab.ui.shell import shared
 from ctxlab.ui.summary import run
@@ -34,6 +42,9 @@ checks_view.render_sends_nothing(
 render.render_metrics(result, ws.model)
 problems = insights_view.render_provider_badges(result.messages, key="pg", problems=check.providers)
 insights_view.render_window_badge(result.tokens_after, ws.model_info)
+provider_count_panel.render_provider_count(
+    result.messages, ws.chat.tools, result.tokens_after, ws.model
+)
 checks_view.render_over_limit(check.over_limit)
 insights_view.render_resummarization_guard(
     strategy,

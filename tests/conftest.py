@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,25 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(text, red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _count_store_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The persistent count store (ctxlab.count_store) of every test, and of every process a
+    test starts, is a folder of this run: no test reads or writes the user's real cache."""
+    folder = tmp_path_factory.mktemp("ctxlab-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CTXLAB_CACHE_DIR", str(folder))
+        yield
+
+
+@pytest.fixture
+def empty_count_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A count store of this test alone, empty at its start (for tests that count what gets
+    tokenized); returns its folder."""
+    folder = tmp_path / "ctxlab-cache"
+    monkeypatch.setenv("CTXLAB_CACHE_DIR", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -198,8 +198,20 @@ def test_clear_tool_uses_through_the_registry() -> None:
 # --- clear_thinking -----------------------------------------------------------------------
 
 # The documented defaults, written out for every Claude model of the catalog: Opus 4.5+ and
-# Sonnet 4.6+ keep all thinking; earlier Opus/Sonnet and every Haiku keep the last turn.
+# Sonnet 4.6+ (and the later Fable family) keep all thinking; earlier Opus/Sonnet and every
+# Haiku keep the last turn.
 DEFAULT_KEEP = {
+    "claude-fable-5-1": None,
+    "claude-fable-5": None,
+    "claude-opus-5-5": None,
+    "claude-opus-5": None,
+    "claude-sonnet-5-5": None,
+    "claude-sonnet-5": None,
+    "claude-haiku-5-5": 1,
+    "claude-opus-4-8": None,
+    "claude-opus-4-7": None,
+    "claude-opus-4-6": None,
+    "claude-sonnet-4-6": None,
     "claude-opus-4-5": None,
     "claude-opus-4-1": 1,
     "claude-opus-4": 1,

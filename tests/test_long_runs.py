@@ -301,17 +301,21 @@ def test_a_run_of_a_million_spaces_is_counted_where_tiktoken_panics() -> None:
         assert count_tokens(encoding, " " * n) == len(encoding.encode_ordinary(" " * n))
 
 
-def test_counting_a_sample_chat_does_not_import_the_linear_tokenizer() -> None:
+def test_counting_a_sample_chat_takes_the_linear_tokenizer_and_never_builds_tiktoken() -> None:
+    # The default exact counter counts with bpe-openai; tiktoken's encoding (the slower start)
+    # is built only when someone asks for it.
     script = (
         "import sys\n"
         "from ctxlab import load_chat\n"
+        "from ctxlab import encodings\n"
         "from ctxlab.tokens import get_counter\n"
         "chat = load_chat('ctxlab/sample_chats/coding_agent_session.json')\n"
         "assert get_counter('gpt-4o').count_messages(chat) > 0\n"
-        "print('bpe_openai' in sys.modules)"
+        "print('bpe_openai._bindings' in sys.modules,"
+        " encodings.load_encoding.cache_info().currsize)"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "True 0"

@@ -25,6 +25,7 @@ from ctxlab.strategies import Decision
 from ctxlab.tokens import TokenCounter
 from ctxlab.ui import binned_map, figures, render
 from ctxlab.ui.message_selection import map_selection, point_span, table_selection
+from ctxlab.visible import visible
 
 
 def event_points(fig: go.Figure) -> Iterator[dict[str, Any]]:
@@ -193,7 +194,7 @@ def test_a_table_row_selects_the_message_at_that_position_of_the_frame_shown(
     shown = np.asarray(
         sorted(data.draw(st.sets(st.integers(0, len(counted) - 1), min_size=1))), dtype=np.int64
     )
-    view = render.message_frame(counted).iloc[shown]
+    view = render.message_rows(counted, shown)
     row = data.draw(st.integers(0, len(shown) - 1))
     index = table_selection({"selection": {"rows": [row], "columns": [], "cells": []}}, shown)
     assert index == view["index"].iloc[row]
@@ -218,3 +219,26 @@ def test_the_page_of_a_selected_message_is_the_page_that_shows_it(
     assert index in ordered[start:stop]
     hidden = data.draw(st.integers(0, 5_001).filter(lambda k: k not in rows))
     assert render.page_of(ordered, hidden, size) is None
+
+
+@given(chat=chats(min_turns=1, max_turns=10), data=st.data())
+def test_the_rows_of_one_page_equal_those_rows_of_the_whole_chat(
+    counter: TokenCounter, chat: tuple[Message, ...], data: st.DataObject
+) -> None:
+    """The table builds only the page it shows; each row must be what a frame of the whole
+    chat (built row by row from the messages, rounds and counts) holds at that position."""
+    counted: CountedChat = counter.counted(chat)
+    shown = np.asarray(
+        sorted(data.draw(st.sets(st.integers(0, len(counted) - 1), min_size=1))), dtype=np.int64
+    )
+    page = render.message_rows(counted, shown)
+    rounds = counted.rounds()
+    for row, i in enumerate(shown.tolist()):
+        message = counted.messages[i]
+        assert page["index"].iloc[row] == i
+        assert page["id"].iloc[row] == visible(message.id)
+        assert page["role"].iloc[row] == message.role.value
+        assert page["tokens"].iloc[row] == counted.counts[i]
+        assert page["preview"].iloc[row] == visible(message.preview(120))
+        found = rounds[page["round"].iloc[row]]
+        assert found.start <= i < found.stop

@@ -7,6 +7,7 @@ import io
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -152,7 +153,9 @@ def test_chat_without_assistant_messages_has_no_rows(counter: TokenCounter) -> N
 @pytest.mark.parametrize(
     "strategy", [WindowDrop(budget=300), SlidingWindow(window=5)], ids=lambda s: s.name
 )
-def test_projection_replay_tokenizes_nothing_after_the_first_count(strategy: Strategy) -> None:
+def test_projection_replay_tokenizes_nothing_after_the_first_count(
+    strategy: Strategy, empty_count_store: Path
+) -> None:
     counter = fresh_counter()
     chat = tuple(
         m

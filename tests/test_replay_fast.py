@@ -91,7 +91,9 @@ prices = st.one_of(st.integers(0, 60), st.floats(0, 100, allow_nan=False, allow_
 @st.composite
 def price_tables(draw: st.DrawFn) -> PriceTable:
     cached = draw(st.one_of(st.none(), prices))
-    return PriceTable.of([ModelPrice("m", draw(prices), cached, draw(prices))], as_of="test")
+    inp = draw(prices)
+    write = draw(st.one_of(st.none(), prices.map(lambda extra: inp + extra)))  # >= input
+    return PriceTable.of([ModelPrice("m", inp, cached, draw(prices), write)], as_of="test")
 
 
 @settings(max_examples=300)

@@ -3,11 +3,14 @@
 Read into :class:`~ctxlab.formats._values.CallUsage`:
 
 * Anthropic (Messages responses, Claude Code ``message.usage``): ``input_tokens`` (uncached),
-  ``cache_read_input_tokens``, ``cache_creation_input_tokens``, ``output_tokens``;
-* OpenAI Chat Completions: ``prompt_tokens`` (cached included), ``completion_tokens``,
-  ``prompt_tokens_details.cached_tokens``;
-* OpenAI Responses and Codex ``token_count``: ``input_tokens`` (cached included),
-  ``output_tokens``, ``input_tokens_details.cached_tokens`` (Codex: ``cached_input_tokens``);
+  ``cache_read_input_tokens``, ``cache_creation_input_tokens`` (of which
+  ``cache_creation.ephemeral_1h_input_tokens`` were 1-hour writes), ``output_tokens``;
+* OpenAI Chat Completions: ``prompt_tokens`` (cached and written included),
+  ``completion_tokens``, ``prompt_tokens_details.cached_tokens`` and
+  ``prompt_tokens_details.cache_write_tokens`` (GPT-5.6 and later bill cache writes);
+* OpenAI Responses and Codex ``token_count``: ``input_tokens`` (cached and written included),
+  ``output_tokens``, ``input_tokens_details.cached_tokens`` (Codex: ``cached_input_tokens``)
+  and ``input_tokens_details.cache_write_tokens``;
 * Gemini ``usageMetadata``: ``promptTokenCount``, ``candidatesTokenCount`` (+
   ``thoughtsTokenCount``), ``cachedContentTokenCount``.
 """
@@ -50,7 +53,7 @@ def read_usage(value: object, where: str, message_id: str, provider: str) -> tup
                 _int(value, "prompt_tokens", where),
                 _int(value, "completion_tokens", where),
                 _nested(value, "prompt_tokens_details", "cached_tokens", where),
-                0,
+                _nested(value, "prompt_tokens_details", "cache_write_tokens", where),
                 "openai",
             ),
         )
@@ -75,6 +78,7 @@ def read_usage(value: object, where: str, message_id: str, provider: str) -> tup
                 _int(value, "cache_read_input_tokens", where),
                 _int(value, "cache_creation_input_tokens", where),
                 "anthropic",
+                _nested(value, "cache_creation", "ephemeral_1h_input_tokens", where),
             ),
         )
     cached = _nested(value, "input_tokens_details", "cached_tokens", where) or _int(
@@ -86,7 +90,7 @@ def read_usage(value: object, where: str, message_id: str, provider: str) -> tup
             _int(value, "input_tokens", where),
             _int(value, "output_tokens", where),
             cached,
-            0,
+            _nested(value, "input_tokens_details", "cache_write_tokens", where),
             "openai",
         ),
     )

@@ -61,11 +61,15 @@ class CallUsage:
     sit beside ctxlab's count of the same call. ``input_tokens`` is the uncached input only when
     the provider splits the cache out (Anthropic: the prompt is ``input_tokens +
     cache_read_input_tokens + cache_creation_input_tokens``); OpenAI's and Codex's
-    ``input_tokens`` include ``cache_read_input_tokens`` (their ``cached_tokens``), which
-    :attr:`prompt_tokens` accounts for.
+    ``input_tokens`` include ``cache_read_input_tokens`` (their ``cached_tokens``) and
+    ``cache_creation_input_tokens`` (their ``cache_write_tokens``), which :attr:`prompt_tokens`
+    accounts for.
 
     Attributes:
         provider: ``anthropic`` or ``openai`` (how to add the numbers up).
+        cache_creation_1h_input_tokens: the part of ``cache_creation_input_tokens`` written
+            with a 1-hour lifetime (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``),
+            which costs 2x input instead of 1.25x; 0 when the usage does not split writes.
     """
 
     message_id: str
@@ -74,6 +78,7 @@ class CallUsage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     provider: str = "anthropic"
+    cache_creation_1h_input_tokens: int = 0
 
     @property
     def prompt_tokens(self) -> int:

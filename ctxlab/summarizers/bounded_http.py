@@ -8,8 +8,8 @@ time the call has left and counts every byte received, failing the operation as 
 runs out. The caller then tells the two apart with :attr:`CallState.expired` and
 :attr:`CallState.over_size`.
 
-Only :mod:`ctxlab.summarizers.openai_compat` imports this module (``httpx2`` and ``httpcore2``
-come with the ``openai`` client).
+Only :mod:`ctxlab.summarizers.openai_compat` and :mod:`ctxlab.provider_count` (when it sends a
+count) import this module (``httpx2`` and ``httpcore2`` come with the ``openai`` client).
 """
 
 from __future__ import annotations

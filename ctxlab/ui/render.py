@@ -51,7 +51,7 @@ __all__ = [
     "decisions_csv",
     "disagreement_frame",
     "dropped_instructions",
-    "message_frame",
+    "message_rows",
     "page_bounds",
     "page_of",
     "positions",
@@ -292,32 +292,32 @@ def render_context_chart(
     st.plotly_chart(fig, key="context-chart", width="stretch")
 
 
-def message_frame(counted: CountedChat) -> pd.DataFrame:
-    """Index, id, round, role, tokens and a visible preview of every message.
+def message_rows(counted: CountedChat, rows: Sequence[int] | np.ndarray) -> pd.DataFrame:
+    """Index, id, round, role, tokens and a visible preview of the messages at ``rows``.
 
-    Built once per counted chat and kept with it (:meth:`CountedChat.derived`), so every
-    session showing the same chat shares one frame; callers must not modify it.
+    Only those rows are built: the table shows one page of a chat, and previews of 100,000
+    messages cost more than everything else of a first open together.
     """
-    frame: pd.DataFrame = counted.derived("ui.message_frame", build_message_frame)
-    return frame
+    picked = np.asarray(rows, dtype=np.int64)
+    messages = counted.messages
+    chosen = [messages[i] for i in picked.tolist()]
+    starts = np.asarray(counted.starts, dtype=np.int64)
+    counts = counted.counts
+    return pd.DataFrame(
+        {
+            "index": picked,
+            "id": [visible(m.id) for m in chosen],
+            "round": np.searchsorted(starts, picked, side="right") - 1,
+            "role": [m.role.value for m in chosen],
+            "tokens": [counts[i] for i in picked.tolist()],
+            "preview": [visible(m.preview(120)) for m in chosen],
+        }
+    )
 
 
 def build_message_frame(counted: CountedChat) -> pd.DataFrame:
-    """The uncached frame of :func:`message_frame`."""
-    rounds: list[int] = []
-    for k, start in enumerate(counted.starts):
-        stop = counted.starts[k + 1] if k + 1 < len(counted.starts) else len(counted)
-        rounds.extend([k] * (stop - start))
-    return pd.DataFrame(
-        {
-            "index": range(len(counted)),
-            "id": [visible(m.id) for m in counted.messages],
-            "round": rounds,
-            "role": [m.role.value for m in counted.messages],
-            "tokens": counted.counts,
-            "preview": [visible(m.preview(120)) for m in counted.messages],
-        }
-    )
+    """:func:`message_rows` of every message of ``counted``."""
+    return message_rows(counted, np.arange(len(counted)))
 
 
 def positions(counted: CountedChat) -> Mapping[str, int]:
@@ -413,7 +413,7 @@ def render_message_table(
         start, stop = page_bounds(len(rows), int(page))
         st.caption(f"Showing rows {start + 1:,}–{stop:,} of {len(rows):,}")
     picked = rows[start:stop]
-    view = message_frame(counted).iloc[picked].copy(deep=False)
+    view = message_rows(counted, picked)
     view.insert(1, "decision", [figures.DECISIONS[c].value for c in codes[picked]])
     flagged = problems_by_id(problems)
     if flagged:

@@ -585,6 +585,8 @@ def model_caption(info: ModelInfo | None) -> str:
         if info.cached_input_per_mtok is None
         else f", {format_usd(info.cached_input_per_mtok)} cached"
     )
+    if info.cache_write_per_mtok is not None:
+        cached += f", {format_usd(info.cache_write_per_mtok)} cache write"
     return (
         f"Window **{info.context_window:,}** tokens · max output **{info.max_output:,}** · "
         f"{format_usd(info.input_per_mtok)} in{cached}, {format_usd(info.output_per_mtok)} out "
@@ -654,17 +656,18 @@ def sidebar() -> Workspace | None:
     side.caption(model_caption(CATALOG.get(model)))
     try:
         base = get_counter(model)
-        counter, tools = _request_counter(base, chat.tools)
+        counter, tools = _request_counter(base, chat.tools, chat.messages)
     except CtxlabError as exc:
         notices.error(str(exc))
         return None
     if not counter.is_exact:
         info = CATALOG.get(model)
         hint = None if info is None else info.exact_hint
-        side.caption(
+        notices.caption(
             "Approximate counts: no public tokenizer for this family."
             if hint is None
-            else f"Approximate counts: `{hint}` counts this model exactly."
+            else f"Approximate counts: {hint} counts this model exactly.",
+            where=side,
         )
     counted = _count_request(base, tools.tokens, chat.messages)
     label = markdown_literal(visible_title(chat.label))
@@ -685,22 +688,24 @@ _TOOL_COUNTER = "ctx.tool_counter"
 
 
 def _request_counter(
-    counter: TokenCounter, tools: tuple[ToolDefinition, ...]
+    counter: TokenCounter, tools: tuple[ToolDefinition, ...], messages: tuple[Message, ...]
 ) -> tuple[TokenCounter, ToolOverhead]:
     """The counter whose requests include ``tools``, and the tools counted.
 
     This is :func:`ctxlab.tool_overhead.with_tools`, made the same object on every rerun for the
     same counter and tools (its counted-chat cache, and so every ``derived`` value, survives
-    reruns); ``counter`` itself when there are no tools (or they count as nothing).
+    reruns); ``counter`` itself when there are no tools (or they count as nothing). A counter
+    that counts whole requests measures the tools on ``messages`` (the chat).
     """
     if not tools:
         return counter, NO_TOOLS
     held = st.session_state.get(_TOOL_COUNTER)
-    if held is not None and held[0] is counter and held[1] is tools:
-        return held[2], held[3]
-    cost = tool_overhead(counter, tools)
-    wrapped = WithOverhead(counter, cost.tokens) if cost.tokens else counter
-    st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped, cost)
+    if held is not None and held[0] is counter and held[1] is tools and held[2] is messages:
+        return held[3], held[4]
+    cost = tool_overhead(counter, tools, messages)
+    shapes = [t.to_openai() for t in tools]
+    wrapped = WithOverhead(counter, cost.tokens, shapes) if cost.tokens else counter
+    st.session_state[_TOOL_COUNTER] = (counter, tools, messages, wrapped, cost)
     return wrapped, cost
 
 
@@ -934,13 +939,14 @@ def sync_url(
         st.query_params.from_dict(wanted)
 
 
-def secret_settings() -> dict[str, object]:
-    """The root-level entries of ``.streamlit/secrets.toml`` that :mod:`ctxlab.hosting` reads;
-    empty when there is no secrets file (``st.secrets`` raises then, even for ``.get``)."""
+def secret_settings(names: Sequence[str] | None = None) -> dict[str, object]:
+    """The root-level entries of ``.streamlit/secrets.toml`` named ``names`` (default: those
+    :mod:`ctxlab.hosting` reads); empty when there is no secrets file (``st.secrets`` raises
+    then, even for ``.get``)."""
     from ctxlab.hosting import SETTING_NAMES
 
     found: dict[str, object] = {}
-    for name in SETTING_NAMES:
+    for name in SETTING_NAMES if names is None else names:
         try:
             value = st.secrets.get(name)
         except Exception:  # no secrets.toml, or one that does not parse: no secrets

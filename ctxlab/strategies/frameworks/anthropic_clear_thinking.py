@@ -53,7 +53,7 @@ BETA_HEADER = "context-management-2025-06-27"
 THINKING_KEY = "thinking"
 
 _MODEL = re.compile(
-    r"claude-(?:(?P<family>opus|sonnet|haiku)-(?P<major>\d+)(?:-(?P<minor>\d{1,2})(?!\d))?"
+    r"claude-(?:(?P<family>opus|sonnet|haiku|fable)-(?P<major>\d+)(?:-(?P<minor>\d{1,2})(?!\d))?"
     r"|(?P<old_major>\d+)-(?P<old_minor>\d+)-(?P<old_family>opus|sonnet|haiku))"
 )
 
@@ -73,6 +73,8 @@ def default_keep(model: str) -> int | None:
     minor = int(found.group("minor") or found.group("old_minor") or 0)
     if family == "haiku":
         return 1
+    if family == "fable":  # a family later than Opus 4.5 (Fable 5 onwards)
+        return None
     first_keeping_all = (4, 5) if family == "opus" else (4, 6)
     return None if (major, minor) >= first_keeping_all else 1
 

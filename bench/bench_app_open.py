@@ -1,0 +1,188 @@
+"""ctxlab app benchmark: what the app costs to open a large chat, against the engine alone.
+
+Run ``python bench/bench_app_open.py`` (the 100k-message generated chat; a few minutes on 2
+cores), ``--messages N`` for another size, ``--browser`` to add the same open in Chromium, or
+``--quick`` (10k messages, no browser: the smoke profile).
+
+Each figure is the CPU time (all threads) of a fresh child process, so nothing is shared between
+rows but the chat file on disk (:func:`ctxlab.samples.ensure_large_chat`, seeded):
+
+* **engine**: ``load_chat_file`` + ``get_counter("gpt-4o").counted(messages)`` in a plain
+  process: what opening the chat costs at the least.
+* **app, first open (AppTest)**: the Playground page's first script run on the same chat, named
+  by ``?chat=NAME`` from the server's chats folder (``CTXLAB_CHATS_DIR``), the way users open a
+  large chat; everything the run does (reading, counting, the trim, the charts, the table).
+* **app, first open (Chromium)**: the same in a real server, page open to a rendered page: the
+  server's CPU over that time.
+* **after a restart**: the same opens in a new process with the persistent count store
+  (``CTXLAB_CACHE_DIR``) filled by the first; the other rows run with the store off
+  (``CTXLAB_CACHE_DIR=`` empty), so they count every text.
+
+Imports (Streamlit, pandas, plotly, ctxlab) are done before the clock starts in every row. The
+ratios in the last column are against the engine row of the same run; the goals (issue 26) are
+at most 1.15x for AppTest and 1.5x for Chromium. Prints a markdown table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_S = 900
+
+_ENGINE = """
+import json, sys, time
+import ctxlab.formats, ctxlab.tokens
+from ctxlab.formats import load_chat_file
+from ctxlab.tokens import get_counter
+counter = get_counter("gpt-4o")
+cpu, wall = time.process_time(), time.perf_counter()
+chat = load_chat_file(sys.argv[1])
+counted = counter.counted(chat.messages)
+print(json.dumps({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall,
+                  "tokens": counted.total}))
+"""
+
+_APPTEST = """
+import json, sys, time, logging
+import streamlit, pandas, plotly.graph_objects, ctxlab.formats, ctxlab.tokens, ctxlab.ui.session
+from streamlit.testing.v1 import AppTest
+for name in ("streamlit", "streamlit.runtime"):
+    logging.getLogger(name).setLevel(logging.ERROR)
+at = AppTest.from_file(sys.argv[1], default_timeout=900)
+at.query_params["chat"] = sys.argv[2]
+cpu, wall = time.process_time(), time.perf_counter()
+at.run()
+elapsed = {"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall}
+if at.exception:
+    raise SystemExit(f"the page raised: {at.exception[0].value}")
+counted = at.session_state["ctx.counted"]
+print(json.dumps({**elapsed, "tokens": counted.total}))
+"""
+
+
+def _child(code: str, args: Sequence[str], env: dict[str, str]) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        cwd=ROOT,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"child failed ({done.returncode}): {done.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _environment(chats: Path, cache: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CTXLAB_CHATS_DIR": str(chats)}
+    env["CTXLAB_CACHE_DIR"] = cache
+    return env
+
+
+def _browser_open(chats: Path, name: str, cache: str) -> dict[str, float]:
+    """Server CPU from page open to a rendered Playground in Chromium, in a new server."""
+    sys.path.insert(0, str(ROOT / "tests" / "browser"))
+    from browser_support import SKELETON, serve_app, wait_for_app  # type: ignore[import-not-found]
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_interactive import _server_cpu_seconds, wait_server_idle
+
+    log = Path(tempfile.gettempdir()) / "ctxlab-bench-app-open-server.log"
+    env = {"CTXLAB_CHATS_DIR": str(chats), "PYTHONPATH": str(ROOT), "CTXLAB_CACHE_DIR": cache}
+    with serve_app(log, env) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(TIMEOUT_S * 1000)
+            wait_server_idle()
+            cpu, wall = _server_cpu_seconds(), time.perf_counter()
+            page.goto(f"{base}/?chat={name}")
+            wait_for_app(page)
+            no_skeleton = f"() => document.querySelectorAll({SKELETON!r}).length === 0"
+            page.wait_for_function(no_skeleton, timeout=TIMEOUT_S * 1000, polling=20)
+            return {"cpu": _server_cpu_seconds() - cpu, "wall": time.perf_counter() - wall}
+        finally:
+            browser.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--browser", action="store_true", help="add the Chromium rows")
+    parser.add_argument("--quick", action="store_true", help="10k messages, no browser")
+    args = parser.parse_args(argv)
+    n = 10_000 if args.quick else args.messages
+
+    sys.path.insert(0, str(ROOT))
+    from ctxlab.samples import ensure_large_chat
+
+    with tempfile.TemporaryDirectory(prefix="ctxlab-bench-app-open-") as tmp:
+        chats = Path(tmp) / "chats"
+        chats.mkdir()
+        name = f"bench_open_{n}"
+        path = ensure_large_chat(chats / f"{name}.json", n)
+        store = str(Path(tmp) / "store")
+        page = str(ROOT / "pages" / "0_Playground.py")
+        rows: list[tuple[str, dict[str, float]]] = []
+        rows.append(
+            (
+                "engine: load + count (plain process)",
+                _child(_ENGINE, [str(path)], _environment(chats, "")),
+            )
+        )
+        rows.append(
+            ("app, first open (AppTest)", _child(_APPTEST, [page, name], _environment(chats, "")))
+        )
+        if args.browser and not args.quick:
+            rows.append(("app, first open (Chromium, server CPU)", _browser_open(chats, name, "")))
+        rows.append(
+            (
+                "engine, store filled by a first run",
+                _child(_ENGINE, [str(path)], _environment(chats, store)),
+            )
+        )
+        rows.append(
+            (
+                "engine after a restart (store)",
+                _child(_ENGINE, [str(path)], _environment(chats, store)),
+            )
+        )
+        rows.append(
+            (
+                "app after a restart (AppTest, store)",
+                _child(_APPTEST, [page, name], _environment(chats, store)),
+            )
+        )
+        if args.browser and not args.quick:
+            rows.append(
+                ("app after a restart (Chromium, store)", _browser_open(chats, name, store))
+            )
+
+    engine = rows[0][1]["cpu"]
+    print(f"### Opening a {n:,}-message chat (CPU seconds of a fresh process, all threads)\n")
+    print("| what | CPU s | wall s | CPU / engine |")
+    print("|---|---:|---:|---:|")
+    for label, figures in rows:
+        cpu, wall = figures["cpu"], figures["wall"]
+        print(f"| {label} | {cpu:.2f} | {wall:.2f} | {cpu / engine:.2f}x |")
+    tokens = {r[1]["tokens"] for r in rows if "tokens" in r[1]}
+    print(f"\nTokens counted in every row: {', '.join(f'{t:,}' for t in sorted(tokens))}")
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    return 0 if len(tokens) == 1 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
