@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,6 +101,17 @@ def empty_count_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "ctxlab-cache"
     monkeypatch.setenv("CTXLAB_CACHE_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handler_restored() -> Iterator[None]:
+    """Each test starts with the Ctrl-C handler the process started with: under pytest-xdist a
+    worker runs files in another order than a serial run, so a handler an earlier file left
+    behind would reach the tests that send themselves SIGINT (tests/test_corpus.py)."""
+    handler = signal.getsignal(signal.SIGINT)
+    yield
+    if signal.getsignal(signal.SIGINT) is not handler and handler is not None:
+        signal.signal(signal.SIGINT, handler)
 
 
 @pytest.fixture(scope="session")

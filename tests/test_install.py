@@ -47,9 +47,12 @@ def _from_wheelhouse() -> list[str]:
 
 
 def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
+    # without PYTHONPATH: a checkout on it (a worktree run) would shadow the installed wheel
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [str(c) for c in command],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=timeout,
