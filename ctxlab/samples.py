@@ -14,15 +14,22 @@ This module does no Streamlit and no tokenization; listing reads only small file
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import random
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:  # POSIX: concurrent writers of a generated sample wait for the first (pytest-xdist workers)
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: writes stay atomic, work may be repeated
+    fcntl = None  # type: ignore[assignment]
 
 from ctxlab.errors import UnknownNameError
 
@@ -246,7 +253,23 @@ def ensure_generated(name: str) -> Path:
         if _is_current(folder / f"{name}.json"):
             return folder / f"{name}.json"
     folder = _writable_dir(_cache_dirs())
-    return ensure_large_chat(folder / f"{name}.json", spec.messages, seed=spec.seed, spec=spec)
+    with _generation_lock(folder / f".{name}.lock"):
+        return ensure_large_chat(folder / f"{name}.json", spec.messages, seed=spec.seed, spec=spec)
+
+
+@contextlib.contextmanager
+def _generation_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` so one process generates while the others wait and
+    then find the file current (the write itself is atomic either way)."""
+    if fcntl is None:
+        yield
+        return
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def ensure_large_chat(

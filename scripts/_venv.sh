@@ -8,9 +8,11 @@
 # command to run is printed. Needs nothing but python3 on the PATH.
 #
 # After `ctxlab_venv`, $PY is the interpreter; `ctxlab_install EXTRAS` runs `pip install -e
-# .[EXTRAS]` once per pyproject.toml content (a stamp file in the venv remembers it). The core
-# install is the engine and the CLI only: run_app.sh asks for `app` (the playground), test.sh
-# for `test` (which installs every extra: app, fleet, ray, and the test tools).
+# .[EXTRAS]` once per pyproject.toml content (a stamp file in the venv remembers it), from a
+# wheelhouse in the user cache when one was filled for the same pins (see ctxlab_wheelhouse).
+# The core install is the engine and the CLI only: run_app.sh asks for `app` (the playground),
+# test.sh for `test` (which installs every extra: app, fleet, ray, the open-model tokenizers
+# and the test tools).
 
 ctxlab_python_ok() {
     "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1
@@ -81,8 +83,56 @@ ctxlab_venv() {
     PY="$venv/bin/python"
 }
 
+ctxlab_wheelhouse() {
+    # The folder of wheels that `pip install -e .[EXTRAS]` resolved to, kept in the user cache
+    # (like the oracle environment) so a fresh clone installs them with no index at all: on this
+    # machine resolving against three indexes costs minutes of network waits and seconds of CPU.
+    # Keyed by pyproject.toml, the extras, the Python, pip's configuration and the ISO week (new
+    # releases are picked up within a week). CTXLAB_WHEELHOUSE names the folder; set it empty
+    # to always resolve against the indexes. Prints nothing when there is no cache folder.
+    local extras="$1" base key
+    if [ "${CTXLAB_WHEELHOUSE+set}" = set ]; then
+        [ -n "$CTXLAB_WHEELHOUSE" ] && printf '%s\n' "$CTXLAB_WHEELHOUSE"
+        return 0
+    fi
+    base="${XDG_CACHE_HOME:-}"
+    [ -z "$base" ] && [ -n "${HOME:-}" ] && base="$HOME/.cache"
+    [ -n "$base" ] || return 0
+    key="$({ cat pyproject.toml; echo "$extras"; "$PY" -c 'import platform, sys; print(sys.version, platform.machine())'; "$PY" -m pip config list 2>/dev/null; env | grep '^PIP_' | sort; date +%G-%V; } | cksum | cut -d' ' -f1)"
+    printf '%s\n' "$base/ctxlab/wheels-${extras:-base}-$key"
+}
+
+ctxlab_fill_wheelhouse() {
+    # Resolve against the indexes once, keeping every wheel (and the build backend an editable
+    # install needs) in a new folder that is renamed into place only when complete; the
+    # wheelhouses of earlier keys are removed, unless the folder was named by CTXLAB_WHEELHOUSE.
+    local target="$1" house="$2" tmp backend
+    tmp="$house.building.$$"
+    rm -rf "$tmp"
+    mkdir -p "$tmp" || return 1
+    backend="$("$PY" -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))')"
+    # shellcheck disable=SC2086  # the backend requirements are words
+    if "$PY" -m pip wheel --quiet --disable-pip-version-check -w "$tmp" "$target" $backend wheel; then
+        rm -f "$tmp"/ctxlab-*.whl  # this tree's own wheel: the install is editable
+        if [ -z "${CTXLAB_WHEELHOUSE+set}" ]; then
+            for old in "${house%-*}"-*; do
+                case "$old" in *.building.*) continue ;; esac
+                if [ "$old" != "$house" ] && [ -d "$old" ]; then rm -rf "$old"; fi
+            done
+        fi
+        if [ -d "$house" ]; then  # a concurrent run filled it first
+            rm -rf "$tmp"
+        else
+            mv "$tmp" "$house" || { rm -rf "$tmp"; return 1; }
+        fi
+        return 0
+    fi
+    rm -rf "$tmp"
+    return 1
+}
+
 ctxlab_install() {
-    local extras="${1:-}" target="." stamp want
+    local extras="${1:-}" target="." stamp want house
     [ -n "$extras" ] && target=".[$extras]"
     stamp="$("$PY" -c 'import sys; print(sys.prefix)')/.ctxlab-install-${extras:-base}"
     want="$PWD $(cksum < pyproject.toml)"
@@ -90,6 +140,15 @@ ctxlab_install() {
         return 0
     fi
     echo "ctxlab: pip install -e '$target' into $("$PY" -c 'import sys; print(sys.prefix)')"
-    "$PY" -m pip install --quiet --disable-pip-version-check -e "$target"
+    # --no-compile: pip would byte-compile every module of every package (ray, pyarrow...);
+    # Python compiles the few a run imports when it first imports them.
+    local pip=("$PY" -m pip install --quiet --disable-pip-version-check --no-compile)
+    house="$(ctxlab_wheelhouse "$extras")"
+    if [ -n "$house" ] && { [ -d "$house" ] || ctxlab_fill_wheelhouse "$target" "$house"; } \
+        && "${pip[@]}" --no-index --find-links "$house" -e "$target"; then
+        :
+    else
+        "${pip[@]}" -e "$target"
+    fi
     printf '%s\n' "$want" > "$stamp"
 }

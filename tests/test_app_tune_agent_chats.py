@@ -24,7 +24,9 @@ TUNE = "pages/3_Tune.py"
 FIXTURES = ROOT / "tests" / "fixtures" / "formats"
 CHATS = {
     "thinking_session": FIXTURES / "claude_code" / "thinking_session.jsonl",
-    "codex_rollout": next((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl")),
+    "codex_rollout": FIXTURES
+    / "codex"
+    / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
 }
 
 

@@ -32,7 +32,10 @@ from ctxlab.validate import validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 CLAUDE_CODE = FIXTURES / "claude_code" / "thinking_session.jsonl"
-(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
+# the first real rollout fixture (the folder holds more since the Codex-order fixtures came)
+CODEX = (
+    FIXTURES / "codex" / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+)
 CHATS = [
     *(s.path for s in list_samples() if not s.generated),
     CLAUDE_CODE,

@@ -11,8 +11,11 @@
 * A ten-line plug-in installed into that venv shows its strategy in ``ctxlab strategies``, in
   the CLI and in the app's strategy picker.
 
-Slow by nature (they install packages; pip's cache keeps it to about a minute each): marked
-``install`` so a quick local run can leave them out with ``-m "not install"``. Every server is
+Slow by nature (they install packages): marked ``install`` so a quick local run can leave them
+out with ``-m "not install"``. When ``scripts/test.sh`` runs them it names the wheelhouse its own
+install used (``CTXLAB_TEST_WHEELHOUSE``, see ``scripts/_venv.sh``): the clone's ``run_app.sh``
+and the wheel's venv then install from it with no index (resolving against this machine's
+indexes costs minutes of network waits); without it they resolve online. Every server is
 started in its own process group and stopped at the end.
 """
 
@@ -41,6 +44,18 @@ pytestmark = pytest.mark.install
 # What the venvs run sees none of this checkout (a PYTHONPATH pointing at it would make the
 # installed package's tests pass on the repository's code).
 INSTALLED_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def _wheelhouse() -> Path | None:
+    """The wheels scripts/test.sh installed ctxlab[test] from, when it names a complete one."""
+    named = os.environ.get("CTXLAB_TEST_WHEELHOUSE", "")
+    return Path(named) if named and Path(named).is_dir() else None
+
+
+def _from_wheelhouse() -> list[str]:
+    """pip install options: no index and the wheelhouse, when there is one."""
+    house = _wheelhouse()
+    return ["--no-index", "--find-links", str(house)] if house else []
 
 
 def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
@@ -79,8 +94,10 @@ def test_quickstart_run_app_serves_the_playground_from_a_clean_clone(tmp_path: P
     clone = tmp_path / "clone"
     _run("git", "clone", "--quiet", ROOT, clone, cwd=tmp_path)
     port = free_port()
+    house = _wheelhouse()
     command = [
         *BARE_ENV,
+        *([f"CTXLAB_WHEELHOUSE={house}"] if house else []),
         "bash",
         "scripts/run_app.sh",
         f"--server.port={port}",
@@ -122,7 +139,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
     )
     dist = work / "dist"
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, ".", cwd=source)
+    build = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", *_from_wheelhouse()]
+    _run(*build, "-w", dist, ".", cwd=source)
     (built,) = dist.glob("ctxlab-*.whl")
     return built
 
@@ -159,6 +177,7 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
     # --no-compile: pip's byte-compiling of Streamlit, pandas and Arrow is a large part of an
     # install's time; the few modules the tests import compile when imported.
     pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-compile"]
+    pip += _from_wheelhouse()
     _run(*pip, wheel, cwd=where)
     core = {
         f"import {m}": _observe(python, "-c", f"import {m}", cwd=where) for m in OPTIONAL_MODULES
@@ -299,7 +318,8 @@ def plugin_venv(wheel_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     package = tmp_path_factory.mktemp("plugin")
     (package / "pyproject.toml").write_text(PLUGIN_PYPROJECT, encoding="utf-8")
     (package / "ctxlab_keep_last.py").write_text(PLUGIN, encoding="utf-8")
-    _run(wheel_venv / "bin/python", "-m", "pip", "install", "--quiet", ".", cwd=package)
+    install = [wheel_venv / "bin/python", "-m", "pip", "install", "--quiet"]
+    _run(*install, *_from_wheelhouse(), ".", cwd=package)
     return wheel_venv
 
 

@@ -40,7 +40,9 @@ from ctxlab.tokens import get_counter
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 CLAUDE_CODE = FIXTURES / "claude_code" / "thinking_session.jsonl"
 PROJECT = FIXTURES / "claude_code" / "project"
-CODEX = next((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
+CODEX = (
+    FIXTURES / "codex" / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+)
 MODELS = ("gpt-4.1", "gpt-4o", "gpt-4")  # windows of 1M, 128k and 8k tokens
 
 

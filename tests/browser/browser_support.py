@@ -119,11 +119,14 @@ def wait_for_app(page: Page, timeout_ms: float = 60_000) -> None:
     expect(page.locator(SKELETON)).to_have_count(0, timeout=timeout_ms)
 
 
-def open_app(page: Page, base_url: str, path: str = "/", query: str = "") -> None:
-    """Open ``path`` of the app (``query`` without the ``?``) and wait until it is idle."""
+def open_app(
+    page: Page, base_url: str, path: str = "/", query: str = "", timeout_ms: float = 60_000
+) -> None:
+    """Open ``path`` of the app (``query`` without the ``?``) and wait until it is idle (a
+    failure guard of ``timeout_ms``: a large chat on a loaded machine needs a longer one)."""
     url = base_url.rstrip("/") + path + (f"?{query}" if query else "")
     page.goto(url, wait_until="domcontentloaded")
-    wait_for_app(page)
+    wait_for_app(page, timeout_ms)
 
 
 SCRIPT_RUNNING = "[data-testid='stApp'][data-test-script-state='running']"

@@ -2,12 +2,14 @@
 
 Every test in this folder is marked ``browser``; the folder is skipped with a reason when
 /usr/bin/chromium is missing (``scripts/install_system_deps.sh`` installs it, and CI runs that).
-The server's stdout and stderr go to ``test-artifacts/streamlit-server.log`` so tests can check
-what the app logged; a failing test leaves a screenshot in ``test-artifacts/``.
+The server's stdout and stderr go to ``test-artifacts/streamlit-server.log`` (one file per
+pytest-xdist worker: ``streamlit-server-gw0.log``...) so tests can check what the app logged; a
+failing test leaves a screenshot in ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,9 +55,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture(scope="session")
 def streamlit_log() -> Path:
-    """The file that receives the test server's stdout and stderr."""
+    """The file that receives the test server's stdout and stderr (this worker's server's)."""
     ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS / "streamlit-server.log"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return ARTIFACTS / (f"streamlit-server-{worker}.log" if worker else "streamlit-server.log")
 
 
 @pytest.fixture(scope="session")

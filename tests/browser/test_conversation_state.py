@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, expect
 
 FORMATS = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 CLAUDE_CODE = FORMATS / "claude_code" / "thinking_session.jsonl"
-CODEX = next((FORMATS / "codex").glob("rollout-2026-05-11T*.jsonl"))
+CODEX = FORMATS / "codex" / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
 PICKER = "Conversation (2 in this file)"
 SECOND = "2. rewound:"
 REPO = Path(__file__).resolve().parents[2]

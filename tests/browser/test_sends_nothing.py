@@ -11,7 +11,10 @@ from browser_support import EXCEPTION, choose, metric_value, open_app, pick_radi
 from playwright.sync_api import Page, expect
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
-(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
+# the first real rollout fixture (the folder holds more since the Codex-order fixtures came)
+CODEX = (
+    FIXTURES / "codex" / "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"
+)
 NOTHING = "Nothing of the conversation is sent"
 
 
