@@ -166,6 +166,12 @@ class CountStore:
                 "CREATE TABLE IF NOT EXISTS counts (key BLOB PRIMARY KEY, "
                 "value INTEGER NOT NULL, used INTEGER NOT NULL) WITHOUT ROWID"
             )
+            # Whole entries (a chat's per-message counts, what ``ctxlab show`` printed): a
+            # table format 1 files gain without losing their counts (older code ignores it).
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS blobs (key BLOB PRIMARY KEY, value BLOB NOT NULL, "
+                "checksum INTEGER NOT NULL, used INTEGER NOT NULL)"
+            )
             conn.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('format', ?), ('namespace', ?)",
                 (FORMAT_VERSION, self.namespace),
@@ -312,6 +318,42 @@ class CountStore:
             return False
         return True
 
+    def _blob_check(self, key: bytes, value: bytes) -> int:
+        return zlib.crc32(value, zlib.crc32(key, self._salt))
+
+    def get_blob(self, key: bytes) -> bytes | None:
+        """The entry stored under ``key`` (None: not stored, or it failed its check)."""
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                return None
+            try:
+                row = conn.execute(
+                    "SELECT value, checksum, used FROM blobs WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                self._failed(exc)
+                return None
+            if row is None:
+                return None
+            value, checksum, used = row
+            if not isinstance(value, bytes) or checksum != self._blob_check(key, value):
+                return None
+            now = _stamp()
+            if used < now and self._writable:
+                self._write(conn, "UPDATE blobs SET used = ? WHERE key = ?", [key], now)
+            return value
+
+    def put_blob(self, key: bytes, value: bytes) -> None:
+        """Store ``value`` under ``key`` (skipped when another writer holds the file too long)."""
+        with self._lock:
+            conn = self._conn
+            if conn is None or not self._writable:
+                return
+            row = (key, value, self._blob_check(key, value), _stamp())
+            if self._write(conn, "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)", [row], None):
+                self._evict_if_over(conn)
+
     def live_bytes(self) -> int:
         """Bytes of the file's pages in use (free pages, reused by later writes, excluded)."""
         with self._lock:
@@ -327,19 +369,23 @@ class CountStore:
         return int((pages - free) * size)
 
     def _evict_if_over(self, conn: sqlite3.Connection) -> None:
+        """Over the bound: delete the least recently used rows of each table, the same share
+        of each, until a quarter of the bound is free."""
         try:
             live = self._live_bytes(conn)
             if live <= self.max_bytes:
                 return
-            rows = conn.execute("SELECT count(*) FROM counts").fetchone()[0]
-            keep = int(rows * self.max_bytes * (1 - _FREE_AFTER_EVICTION) / live)
+            keep_share = self.max_bytes * (1 - _FREE_AFTER_EVICTION) / live
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute(
-                    "DELETE FROM counts WHERE key IN "
-                    "(SELECT key FROM counts ORDER BY used LIMIT ?)",
-                    (max(rows - keep, 1),),
-                )
+                for table in ("counts", "blobs"):
+                    rows = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                    if rows:
+                        conn.execute(
+                            f"DELETE FROM {table} WHERE key IN "
+                            f"(SELECT key FROM {table} ORDER BY used LIMIT ?)",
+                            (max(rows - int(rows * keep_share), 1),),
+                        )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
