@@ -443,7 +443,18 @@ class TiktokenCounter(_CachingCounter):
         )
         if verified:
             self.count_namespace = encoding_identity(self.encoding_name)
-        self._linear = linear_counter(self.encoding_name) if verified else None
+        self._verified = verified
+        self._linear_loaded = False
+        self._linear_count: Callable[[str], int] | None = None
+
+    @property
+    def _linear(self) -> Callable[[str], int] | None:
+        """The linear BPE's count, loaded when a text is first tokenized (about 0.2 s): a
+        command whose counts all come from the persistent store never loads it."""
+        if not self._linear_loaded:
+            self._linear_count = linear_counter(self.encoding_name) if self._verified else None
+            self._linear_loaded = True
+        return self._linear_count
 
     @property
     def encoding(self) -> tiktoken.Encoding:
