@@ -19,9 +19,16 @@ SQLite is not the fastest here. It was kept because it is in the standard librar
 concurrent readers with one writer across processes (WAL) with a busy timeout instead of
 DuckDB's single-writer file lock (a second process cannot even open a DuckDB file another holds
 for writing), and survives crashes by design; LMDB would add a dependency whose map size is fixed
-in advance. The re-open of that chat with a warm store still cost 1.33 s of CPU in that run (the
-issue's goal is 1.0 s): the next step measured as worth trying is LMDB, or one row holding a
-whole chat's per-message counts under its file's digest (not built).
+in advance. Looking up the 100k texts one by one still cost 1.33 s of CPU on a re-open (the
+issue's goal is 1.0 s), so a whole chat is also kept as one entry (next paragraph).
+
+Whole entries: the table ``blobs`` holds values under keys of their own kind, with the same
+check (a CRC-32 of key, value and namespace) and the same least-recently-used stamps, bounded
+together with the counts (an eviction deletes the same share of the oldest rows of each table):
+a message list's per-message counts (``chat:``, :meth:`ctxlab.tokens._CachingCounter.counts`),
+what ``ctxlab show`` printed for a file and a file's content digest by its identity
+(``show:``, ``stat:``, :mod:`ctxlab.show_cache`). Files of format 1 written before the table
+existed gain it on opening and keep their counts; older code ignores it.
 
 Properties:
 
