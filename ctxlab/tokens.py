@@ -279,11 +279,9 @@ class _CachingCounter:
         self,
         fields: Sequence[list[str]],
         progress: ProgressCallback | None,
-        done: int = 0,
-        total: int | None = None,
     ) -> list[int]:
         """The tokens of each message's fields (no accounting), in chunks for ``progress``."""
-        total = len(fields) if total is None else total
+        total = len(fields)
         sums: list[int] = []
         # Chunks only to report progress: one batch dedupes across the whole list at once.
         step = max(2048, total // 50) if progress is not None else max(total, 1)
@@ -296,7 +294,7 @@ class _CachingCounter:
                 sums.append(sum(flat[pos : pos + width]))
                 pos += width
             if progress is not None:
-                progress(min(done + lo + step, total), total)
+                progress(min(lo + step, total), total)
         return sums
 
     def counts(
@@ -315,6 +313,9 @@ class _CachingCounter:
             out = [-1] * len(messages)
             missing = list(range(len(messages)))
         if not missing:
+            return out
+        if len(missing) < _GC_PAUSE_MIN:
+            self._count_missing(messages, missing, out, progress)
             return out
         from ctxlab.formats._fastpath import _gc_paused
 
@@ -384,14 +385,15 @@ class _CachingCounter:
             hit = self._by_chat.get(key)
         if hit is not None and hit.messages is messages:
             return hit
-        from ctxlab.formats._fastpath import _gc_paused
+        if len(messages) < _GC_PAUSE_MIN:
+            counts = self.counts(messages, progress)
+            chat = CountedChat(tuple(messages), tuple(counts), self.accounting.reply_priming)
+        else:
+            from ctxlab.formats._fastpath import _gc_paused
 
-        with _gc_paused():  # as in counts: a large chat's prefix sums and rounds live long
-            chat = CountedChat(
-                tuple(messages),
-                tuple(self.counts(messages, progress)),
-                self.accounting.reply_priming,
-            )
+            with _gc_paused():  # as in counts: a large chat's prefix sums and rounds live long
+                counts = self.counts(messages, progress)
+                chat = CountedChat(tuple(messages), tuple(counts), self.accounting.reply_priming)
         with self._lock:
             # Only a tuple is its CountedChat's own messages (``tuple(t) is t``), which the entry
             # keeps alive; a list's id could be reused by another list once it is freed.
@@ -555,6 +557,10 @@ SHORT_TEXT = 64
 """Texts of at most this many characters are kept in memory under themselves rather than a
 digest: hashing them would cost more than the few dozen bytes the text itself holds. The
 persistent store knows every text by its digest (computed for a short text on a memory miss)."""
+
+_GC_PAUSE_MIN = 4096
+"""Messages from which counting pauses the cyclic GC (it files what it built as old when done:
+worth it for a large chat, not for every small count)."""
 
 CHAT_ENTRY_MIN = 64
 """Messages from which :meth:`_CachingCounter.counts` keeps a whole list's counts as one entry
