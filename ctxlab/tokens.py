@@ -34,12 +34,14 @@ x86-64 Linux; wheels for macOS and Windows too), evaluated for issue 26: its ids
 on every token of both vocabularies, every fixture and sample file, the adversarial texts and
 long runs of tests/test_linear_counter.py and tests/test_long_runs.py and 3,500 generated texts;
 like bpe-openai it raises on lone surrogates (``UnicodeEncodeError``: Rust strings cannot hold
-them), which ctxlab replaces as tiktoken does before counting. So it is exact, but not faster
-here: counting the 100k chat's distinct texts in a loop took 2.92 s and 3.27 s against
-bpe-openai's 2.66 s and 3.07 s in the same runs (tiktoken 5.6 s and 6.1 s; a shared 2-core
-machine), and its one release has a single maintainer. Its tokenizer loads in 0.05 s where
-bpe-openai's takes 0.2 s, which ``ctxlab show`` avoids anyway by loading the tokenizer only
-when a text has to be tokenized (``TiktokenCounter._linear``).
+them), which ctxlab replaces as tiktoken does before counting. So it is exact, but barely faster:
+counting the 100k chat's distinct texts in five interleaved rounds took 2.35 s at best (median
+2.48 s) against bpe-openai's 2.56 s (median 2.71 s), 8% less, within what one tokenizer's own
+ratio to tiktoken varied between runs on this shared 2-core machine (0.41x to 0.61x); neither
+reaches issue 26's 0.5x reliably here. For 8% it would add a second 25 MB Rust tokenizer
+(bpe-openai stays for :mod:`ctxlab.long_runs`) from a single 0.1.0 release with one maintainer.
+Its tokenizer loads in 0.05 s where bpe-openai's takes 0.2 s, which ``ctxlab show`` avoids
+anyway by loading the tokenizer only when a text has to be tokenized (``TiktokenCounter._linear``).
 """
 
 from __future__ import annotations
