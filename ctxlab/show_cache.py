@@ -10,8 +10,9 @@ The entry's key is a BLAKE2b digest of everything the output depends on: the fil
 tokenizer's namespace, the code that printed it (:func:`code_identity`: ctxlab's version and the
 size and modification time of every module of the package, so an edited ctxlab never prints a
 stale table) and the ``CTXLAB_*`` environment. Nothing else is read: a chat folder, a sample
-name, ``--provider-count`` (which asks a server) or a counter without a namespace (estimates,
-other tokenizer families) are never cached.
+name, ``--provider-count`` (which asks a server), a counter without a namespace (estimates,
+other tokenizer families), and any show while an installed package may declare chat-format
+plug-ins (whose code the key does not cover) are never cached.
 
 The file's content digest costs about a tenth of a second for 96 MB, so it is itself kept under
 the file's identity as the system reports it (:func:`_stat_identity`: path, device, inode,
@@ -100,6 +101,15 @@ def code_identity() -> bytes:
     return hashlib.blake2b(repr(fields).encode(), digest_size=_DIGEST_BYTES).digest()
 
 
+def _format_plugins_may_exist() -> bool:
+    """Whether an installed package may add chat formats (entry points): their code is not in
+    :func:`code_identity`, so nothing is cached while one might be there."""
+    from ctxlab._entry_points import may_declare
+    from ctxlab.formats._registry import ENTRY_POINT_GROUP
+
+    return may_declare(ENTRY_POINT_GROUP)
+
+
 @dataclass(frozen=True)
 class ShowEntry:
     """Where a ``ctxlab show`` output is kept, and what was kept (None: nothing yet)."""
@@ -117,7 +127,7 @@ def show_entry(
 ) -> ShowEntry | None:
     """The entry of ``ctxlab show CHAT`` with ``options`` (None: not cached, see the module
     docstring, or the store is off)."""
-    if provider_count or namespace is None:
+    if provider_count or namespace is None or _format_plugins_may_exist():
         return None
     path = Path(chat)
     if not path.is_file():

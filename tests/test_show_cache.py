@@ -212,3 +212,15 @@ def test_provider_counts_folders_and_estimates_are_never_cached(empty_count_stor
         show_cache.show_entry(str(SAMPLE.parent), options, namespace, provider_count=False) is None
     )
     assert show_cache.show_entry(str(SAMPLE), options, None, provider_count=False) is None
+
+
+def test_nothing_is_cached_while_a_format_plugin_may_be_installed(
+    empty_count_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxlab import _entry_points
+
+    namespace = new_counter("gpt-4o").count_namespace
+    options = ("gpt-4o", "auto", "None", "auto")
+    assert show_cache.show_entry(str(SAMPLE), options, namespace, provider_count=False)
+    monkeypatch.setattr(_entry_points, "may_declare", lambda group: True)
+    assert show_cache.show_entry(str(SAMPLE), options, namespace, provider_count=False) is None
