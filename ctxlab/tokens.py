@@ -348,8 +348,12 @@ class _CachingCounter:
                 if progress is not None:
                     progress(total, total)
             else:
+                before = self.texts_tokenized + self.texts_from_store
                 sums = self._field_sums(fields, progress)
-                store.put_blob(chat_key, _field_sums_blob(sums))
+                # Kept for a list new to this process (its texts were not in memory), not for
+                # new message objects over known texts (a strategy's rewritten copies).
+                if 4 * (self.texts_tokenized + self.texts_from_store - before) >= total:
+                    store.put_blob(chat_key, _field_sums_blob(sums))
         else:
             sums = self._field_sums(fields, progress)
         acc = self.accounting

@@ -59,6 +59,21 @@ def test_a_chat_counted_before_is_one_read_and_no_text_is_tokenized(
         assert cl100k_chat == new_counter("gpt-3.5-turbo-0301").counts(chat)
 
 
+def test_new_message_objects_over_texts_in_memory_add_no_entry(
+    empty_count_store: Path,
+) -> None:
+    counter = new_counter("gpt-4o")
+    chat = _chat("copies")
+    counter.counts(chat)
+    # A strategy's rewritten list: new objects, in another order, over the same texts.
+    copies = tuple(m.replace(id=f"copy-{m.id}") for m in reversed(chat))
+    counter.counts(copies)
+    assert counter.texts_tokenized == len(chat) + 2  # the contents, "user" and "assistant"
+    fresh = new_counter("gpt-4o")
+    fresh.counts(copies)
+    assert fresh.chats_from_store == 0  # no entry was written for the copies
+
+
 def test_an_edited_chat_reads_the_texts_it_shares_and_tokenizes_only_the_new_one(
     empty_count_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
