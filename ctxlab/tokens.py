@@ -222,7 +222,7 @@ class _CachingCounter:
                 cached[i] = n
             self._keep(distinct, cached, todo, memory_keys)
             if store is not None:
-                store.put_many(list(zip(store_keys, counted, strict=True)))
+                store.put_many_later(list(zip(store_keys, counted, strict=True)))
             self.texts_tokenized += len(todo)
         for text, n in zip(distinct, cached, strict=True):
             found[text] = n

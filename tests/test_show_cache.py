@@ -239,3 +239,29 @@ def test_nothing_is_cached_while_a_format_plugin_may_be_installed(
     assert show_cache.show_entry(str(SAMPLE), options, namespace, provider_count=False)
     monkeypatch.setattr(_entry_points, "may_declare", lambda group: True)
     assert show_cache.show_entry(str(SAMPLE), options, namespace, provider_count=False) is None
+
+
+def test_a_large_batch_written_in_the_background_persists_at_exit(empty_count_store: Path) -> None:
+    import subprocess
+    import sys
+
+    from ctxlab.count_store import BACKGROUND_ROWS
+
+    script = (
+        "from ctxlab.tokens import new_counter\n"
+        f"texts = [f'background text {{i}} ' * 5 for i in range({BACKGROUND_ROWS + 10})]\n"
+        "c = new_counter('gpt-4o')\n"
+        "print(sum(c._count_texts(texts)), c.texts_tokenized, c.texts_from_store)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run() -> list[int]:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        return [int(x) for x in done.stdout.split()]
+
+    total, tokenized, from_store = run()
+    assert (tokenized, from_store) == (BACKGROUND_ROWS + 10, 0)
+    # The process exited right after counting: its pending rows were written at exit.
+    assert run() == [total, 0, BACKGROUND_ROWS + 10]
