@@ -25,6 +25,7 @@ from ctxlab.model import CompactionMeta, Message, Role, ToolCall
 from ctxlab.validate import validate
 
 if _typing.TYPE_CHECKING:
+    from ctxlab._version import __version__
     from ctxlab.strategies import Strategy, TrimResult, build_strategy
     from ctxlab.tokens import TokenCounter, get_counter
 
@@ -50,9 +51,9 @@ __all__ = [
     "validate",
 ]
 
-__version__ = "0.1.0"
-
 _LAZY = {
+    # the installed distribution's version (pyproject.toml's), read on first use
+    "__version__": "ctxlab._version",
     "Strategy": "ctxlab.strategies",
     "TrimResult": "ctxlab.strategies",
     "build_strategy": "ctxlab.strategies",

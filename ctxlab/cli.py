@@ -3,7 +3,10 @@
 Every subcommand reads the registry only (strategy names, parameters, help), so a new strategy
 module is usable here with no change. Bad input (an unreadable chat, an unknown strategy or
 parameter, a failing summarizer, a missing file) prints one line ``ctxlab: error: ...`` on
-stderr and exits with status 2; there is never a traceback for it. An API key is read from
+stderr and exits with status 2; there is never a traceback for it. A command whose optional
+packages are not installed (``ctxlab app`` in a core install) prints the one line naming the extra
+that adds them (:mod:`ctxlab.extras`), also with status 2. CHAT ``-`` reads the chat from
+standard input. An API key is read from
 ``OPENAI_API_KEY`` only and never printed. Whatever a command prints passes through
 :func:`ctxlab.visible.visible`, so a chat file's terminal escape sequences, bidirectional
 overrides and other control characters appear as ``\\uXXXX`` instead of acting on the terminal.
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
-from ctxlab.errors import ChatFormatError, CtxlabError, ParameterError
+from ctxlab.errors import ChatFormatError, CtxlabError, MissingExtraError, ParameterError
 from ctxlab.formats import (
     LoadedChat,
     format_help,
@@ -56,6 +59,27 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{message} (see: {self.prog} --help)")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: ``ctxlab X.Y.Z`` from the installed distribution (:mod:`ctxlab._version`),
+    looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.update(nargs=0, default=argparse.SUPPRESS)
+        super().__init__(option_strings, argparse.SUPPRESS, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> NoReturn:
+        from ctxlab._version import __version__
+
+        print(f"ctxlab {__version__}")
+        parser.exit()
 
 
 class _VisibleText(io.TextIOBase):
@@ -119,8 +143,33 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[bool], out: TextIO) ->
 # -- loading -----------------------------------------------------------------------------------
 
 
-def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> LoadedChat:
-    """The chat at ``path`` (a file, or a folder such as a Claude Code project)."""
+STDIN = "-"
+"""The CHAT argument that reads the chat from standard input."""
+STDIN_NAME = "<stdin>"
+"""Standard input's name in errors: ``<stdin>: line 3: invalid JSON ...``."""
+
+
+def _read_stdin() -> bytes:
+    """All of standard input, as bytes (the loader detects JSON or JSONL as for a file)."""
+    stream = sys.stdin
+    if stream is None:
+        raise CtxlabError("CHAT is - but this process has no standard input")
+    binary = getattr(stream, "buffer", None)
+    if binary is not None:
+        return bytes(binary.read())
+    return stream.read().encode("utf-8", "surrogateescape")
+
+
+def _chat_source(args: argparse.Namespace) -> tuple[Path | bytes, str]:
+    """The CHAT argument as the loader reads it, and its name for errors: ``-`` is standard
+    input's bytes (read once per command, kept on ``args``), anything else a file, a folder
+    (such as a Claude Code project) or a sample chat's name."""
+    path: str = args.chat
+    if path == STDIN:
+        data: bytes | None = getattr(args, "stdin_bytes", None)
+        if data is None:
+            data = args.stdin_bytes = _read_stdin()
+        return data, STDIN_NAME
     if not os.path.exists(path):
         from ctxlab.samples import GENERATED, list_samples, sample_path
 
@@ -128,36 +177,47 @@ def _load(path: str, fmt: str, conversation: str | None, jsonl_mode: str) -> Loa
             path = str(sample_path(path))
         else:
             raise CtxlabError(f"no such file or sample chat: {path} (see: ctxlab samples)")
-    which: int | str | None = conversation
-    if conversation is not None and conversation.strip().isdigit():
-        which = int(conversation)
-    try:
-        return load_chat_file(Path(path), fmt=fmt, conversation=which, jsonl_mode=jsonl_mode)
-    except ChatFormatError as exc:
-        if os.path.basename(path) in str(exc):
-            raise
-        raise ChatFormatError(str(exc), where=path) from None
+    return Path(path), path
 
 
 def _load_args(args: argparse.Namespace) -> LoadedChat:
-    return _load(args.chat, args.format, args.conversation, args.jsonl_mode)
+    """The chat CHAT names, read as ``--format``, ``--conversation`` and ``--jsonl-mode`` say."""
+    source, name = _chat_source(args)
+    conversation: str | None = args.conversation
+    which: int | str | None = conversation
+    if conversation is not None and conversation.strip().isdigit():
+        which = int(conversation)
+    stdin = isinstance(source, bytes)
+    try:
+        return load_chat_file(
+            source,
+            fmt=args.format,
+            conversation=which,
+            jsonl_mode=args.jsonl_mode,
+            name=name if stdin else None,
+        )
+    except ChatFormatError as exc:
+        if stdin or os.path.basename(name) in str(exc):
+            raise
+        raise ChatFormatError(str(exc), where=name) from None
 
 
 def _counter_for(args: argparse.Namespace, loaded: LoadedChat) -> TokenCounter:
     """The model's counter, with the file's tool definitions in every request."""
-    return with_tools(get_counter(args.model), loaded.tools)
+    return with_tools(get_counter(args.model), loaded.tools, loaded.messages)
 
 
 def _print_loading(args: argparse.Namespace, loaded: LoadedChat, out: TextIO) -> None:
     """The conversations of a folder or multi-conversation file, the tools and warnings."""
     if args.conversation is None and (os.path.isdir(args.chat) or loaded.format == "claude-code"):
-        convs = list_conversations(Path(args.chat))
+        source, name = _chat_source(args)
+        convs = list_conversations(source, name=name)
         if len(convs) > 1 or os.path.isdir(args.chat):
             kind = "sessions" if os.path.isdir(args.chat) else "conversations"
             print(f"{kind} (pick one with --conversation ID; showing the first):", file=out)
             _table([["id", "title"], *([cid, title] for cid, title in convs)], [False, False], out)
     if loaded.tools:
-        overhead = tool_overhead(get_counter(args.model), loaded.tools)
+        overhead = tool_overhead(get_counter(args.model), loaded.tools, loaded.messages)
         names = ", ".join(name for name, _ in overhead.per_tool)
         print(
             f"tools: {_plural(len(loaded.tools), 'definition')} ({names}), "
@@ -622,7 +682,10 @@ def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
 
     def usd(value: float | None) -> str:
-        return "-" if value is None else f"${value:g}"
+        # Cents as people write prices ($0.30, $1.20); sub-cent prices keep their digits.
+        if value is None:
+            return "-"
+        return f"${value:,.2f}" if round(value, 2) == value else f"${value:g}"
 
     rows = [
         [
@@ -663,7 +726,10 @@ def _cmd_models(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_app(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.extras import require_extra
     from ctxlab.launch import run_app
+
+    require_extra("app", "ctxlab app")
 
     return run_app(args.streamlit_args)
 
@@ -761,6 +827,12 @@ def _report_rows(items: Sequence[dict[str, Any]]) -> list[list[str]]:
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.extras import require_extra
+
+    if args.ray or args.ray_address:
+        require_extra("ray", "ctxlab eval --ray")  # the ray extra brings the fleet extra
+    else:
+        require_extra("fleet", "ctxlab eval")
     from ctxlab.corpus import parse_grid, run_corpus
     from ctxlab.corpus.report import configuration_report, reading_results
 
@@ -813,6 +885,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from ctxlab.extras import require_extra
+
+    require_extra("fleet", "ctxlab report")
     from ctxlab.corpus.report import REPORT_COLUMNS, configuration_report, reading_results
 
     with reading_results(args.db) as con:
@@ -910,8 +985,8 @@ def _add_chat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "chat",
         metavar="CHAT",
-        help="chat file (any format below), a Claude Code project folder, or a sample name "
-        "(ctxlab samples)",
+        help="chat file (any format below), a Claude Code project folder, a sample name "
+        "(ctxlab samples), or - to read the chat from standard input",
     )
     p.add_argument(
         "--model", default="gpt-4o", help="model or tokenizer to count with (default gpt-4o)"
@@ -971,6 +1046,9 @@ def build_parser() -> argparse.ArgumentParser:
             "A Claude Code project folder lists its sessions; pick one with --conversation."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the installed ctxlab's version and exit"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -1080,6 +1158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except MissingExtraError as exc:  # the sentence names the command and the extra itself
+        print(visible(_one_line(exc)), file=sys.stderr)
+        return EXIT_USAGE
     except (_UsageError, CtxlabError, OSError, UnicodeDecodeError) as exc:
         if isinstance(exc, BrokenPipeError):
             return EXIT_OK

@@ -9,7 +9,8 @@ traceback::
     ├── ParameterError      a strategy parameter out of range or of the wrong type
     ├── UnknownNameError    an unknown strategy, model, tokenizer or provider name
     ├── SummarizerError     a summarizer that failed; the history is left unchanged
-    └── ProviderCountError  a provider's token-counting call that failed; ctxlab's count stands
+    ├── ProviderCountError  a provider's token-counting call that failed; ctxlab's count stands
+    └── MissingExtraError   a feature whose optional packages are not installed (names the extra)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 __all__ = [
     "ChatFormatError",
     "CtxlabError",
+    "MissingExtraError",
     "ParameterError",
     "ProviderCountError",
     "SummarizerError",
@@ -61,3 +63,8 @@ class ProviderCountError(CtxlabError, RuntimeError):
     """A provider's token-counting call that failed (:mod:`ctxlab.provider_count`): one line
     naming the provider's endpoint and what it said; it never holds a key. ctxlab's own count
     stands."""
+
+
+class MissingExtraError(CtxlabError, ImportError):
+    """A feature needs an optional extra this installation lacks; the message is the one line
+    that says which: ``ctxlab app needs the playground: pip install 'ctxlab[app]'``."""

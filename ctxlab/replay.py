@@ -64,6 +64,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ctxlab.counted import CountedChat
 from ctxlab.csvtext import csv_text
 from ctxlab.errors import SummarizerError
+from ctxlab.extras import installed
 from ctxlab.insights.lineage import LineageEntry, summary_lineage
 from ctxlab.insights.prompt_cache import (
     Context,
@@ -811,7 +812,11 @@ def _replay_projection(
 def _columns_hook(strategy: Strategy) -> Callable[..., ProjectionColumns] | None:
     """``strategy.project_columns`` when the class that defines it also defines the
     ``project_many`` in force (a subclass that changes ``project_many`` is not answered by
-    columns it inherited), else None."""
+    columns it inherited), else None. None without numpy too: the columns are numpy arrays,
+    and a core install (``pip install ctxlab``) has no numpy; the rows are the same either
+    way, only slower for tens of thousands of calls (the app and fleet extras bring numpy)."""
+    if not installed("numpy"):
+        return None
     for klass in type(strategy).__mro__:
         if "project_columns" in vars(klass):
             if "project_many" not in vars(klass):

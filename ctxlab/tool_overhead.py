@@ -17,6 +17,15 @@ with gpt-4/gpt-3.5-turbo; see ``tests/test_tool_overhead.py``). Nested schemas (
 objects, ``items``, ``anyOf``) are not modelled by that rule, so schemas that use them are
 undercounted; tool definitions of other providers are counted with the same rule, an estimate.
 
+A counter that renders the whole request with its model's chat template (the open-model
+families of :mod:`ctxlab.tokenizer_families`) offers ``count_request(messages, tools)``
+(:class:`RequestCounter`): there the tool definitions can share a turn with the system prompt,
+and can change how the other turns render (DeepSeek V4 keeps every turn's thinking tokens when
+tools are given), so their cost depends on the chat. Given the chat, :func:`tool_overhead` then
+measures the overhead as the request with tools minus the request without, and
+:class:`WithOverhead` counts every whole request with ``count_request``; counters without it
+(OpenAI's, ``approx``) keep the rule above, unchanged.
+
 Example:
     >>> from ctxlab.formats import ToolDefinition
     >>> from ctxlab.tokens import get_counter
@@ -30,14 +39,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ctxlab.counted import CountedChat
 from ctxlab.formats import ToolDefinition
 from ctxlab.model import Message
 from ctxlab.tokens import ChatAccounting, ProgressCallback, TokenCounter
 
-__all__ = ["ToolOverhead", "WithOverhead", "tool_overhead", "with_tools"]
+__all__ = ["RequestCounter", "ToolOverhead", "WithOverhead", "tool_overhead", "with_tools"]
+
+
+@runtime_checkable
+class RequestCounter(Protocol):
+    """A counter that counts a whole request, tool definitions included, exactly."""
+
+    def count_request(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None
+    ) -> int: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -55,8 +73,13 @@ class ToolOverhead:
     framing: int = 0
 
 
-def tool_overhead(counter: TokenCounter, tools: Sequence[ToolDefinition]) -> ToolOverhead:
-    """Count ``tools`` with the counter's tool rule (see the module docstring)."""
+def tool_overhead(
+    counter: TokenCounter,
+    tools: Sequence[ToolDefinition],
+    messages: Sequence[Message] | None = None,
+) -> ToolOverhead:
+    """Count ``tools`` with the counter's tool rule (see the module docstring); with the chat's
+    ``messages`` and a :class:`RequestCounter`, what they add to that chat's request exactly."""
     if not tools:
         return ToolOverhead(0)
     framing = counter.accounting.func_end
@@ -65,7 +88,10 @@ def tool_overhead(counter: TokenCounter, tools: Sequence[ToolDefinition]) -> Too
         (t.name, counter.count_tools([shape]) - framing)
         for t, shape in zip(tools, shapes, strict=True)
     )
-    total = counter.count_tools(shapes)
+    if messages is not None and isinstance(counter, RequestCounter):
+        total = counter.count_request(messages, shapes) - counter.count_messages(messages)
+    else:
+        total = counter.count_tools(shapes)
     return ToolOverhead(total, per_tool, total - sum(n for _, n in per_tool))
 
 
@@ -73,12 +99,24 @@ class WithOverhead:
     """A :class:`~ctxlab.tokens.TokenCounter` whose whole-request counts add ``overhead``.
 
     Per-message and per-text counts are the wrapped counter's (and share its caches);
-    ``count_messages`` and ``counted`` add the overhead, so every budget comparison does.
+    ``count_messages`` and ``counted`` add the overhead, so every budget comparison does. Given
+    the ``tools`` and a :class:`RequestCounter`, ``count_messages`` counts each request whole
+    with them (exact for any subset of the chat); ``counted`` adds the overhead measured on the
+    whole chat.
     """
 
-    def __init__(self, counter: TokenCounter, overhead: int) -> None:
+    def __init__(
+        self,
+        counter: TokenCounter,
+        overhead: int,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
         self.inner = counter
         self.overhead = overhead
+        self._request: RequestCounter | None = (
+            counter if tools and isinstance(counter, RequestCounter) else None
+        )
+        self._tools = list(tools or ())
         self.name: str = counter.name
         self.label: str = f"{counter.label} + {overhead:,} tokens of tool definitions"
         self.is_exact: bool = counter.is_exact
@@ -93,6 +131,8 @@ class WithOverhead:
         return self.inner.count_message(message)
 
     def count_messages(self, messages: Sequence[Message]) -> int:
+        if self._request is not None:
+            return self._request.count_request(messages, self._tools)
         return self.inner.count_messages(messages) + self.overhead
 
     def counts(
@@ -115,7 +155,14 @@ class WithOverhead:
         return self.inner.count_tools(tools)
 
 
-def with_tools(counter: TokenCounter, tools: Sequence[ToolDefinition]) -> TokenCounter:
-    """``counter`` itself without tools, else a counter whose requests include them."""
-    overhead = tool_overhead(counter, tools).tokens
-    return WithOverhead(counter, overhead) if overhead else counter
+def with_tools(
+    counter: TokenCounter,
+    tools: Sequence[ToolDefinition],
+    messages: Sequence[Message] | None = None,
+) -> TokenCounter:
+    """``counter`` itself without tools, else a counter whose requests include them (measured
+    on ``messages``, the chat, where the counter counts whole requests)."""
+    overhead = tool_overhead(counter, tools, messages).tokens
+    if not overhead:
+        return counter
+    return WithOverhead(counter, overhead, [t.to_openai() for t in tools])

@@ -8,7 +8,9 @@
 # command to run is printed. Needs nothing but python3 on the PATH.
 #
 # After `ctxlab_venv`, $PY is the interpreter; `ctxlab_install EXTRAS` runs `pip install -e
-# .[EXTRAS]` once per pyproject.toml content (a stamp file in the venv remembers it).
+# .[EXTRAS]` once per pyproject.toml content (a stamp file in the venv remembers it). The core
+# install is the engine and the CLI only: run_app.sh asks for `app` (the playground), test.sh
+# for `test` (which installs every extra: app, fleet, ray, and the test tools).
 
 ctxlab_python_ok() {
     "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' >/dev/null 2>&1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs ctxlab into the project venv (.venv, created with python3 -m venv; an active venv is
-# used instead) and starts the Streamlit playground on http://127.0.0.1:8501 with the
-# coding-agent sample chat loaded (the app reads ?chat=<sample name> from the URL).
+# Installs ctxlab with its playground extra (ctxlab[app]) into the project venv (.venv, created
+# with python3 -m venv; an active venv is used instead) and starts the Streamlit playground on
+# http://127.0.0.1:8501 with the coding-agent sample chat loaded (the app reads
+# ?chat=<sample name> from the URL).
 # Extra arguments are passed to `streamlit run` (e.g. --server.port=8600).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 . scripts/_venv.sh
 
 ctxlab_venv
-ctxlab_install
+ctxlab_install app  # the playground extra: Streamlit, Plotly, pandas
 
 port=8501
 for arg in "$@"; do

@@ -127,11 +127,11 @@ def test_a_chat_without_tools_keeps_the_models_own_counter_and_map() -> None:
 def test_the_tool_counter_is_the_same_object_on_every_rerun() -> None:
     at = _opened()
     _paste(at, REQUEST.read_text(encoding="utf-8"))
-    first = at.session_state["ctx.tool_counter"][2]
+    first = at.session_state["ctx.tool_counter"][3]
     at.run()
     at.run()
     assert not at.exception
-    assert at.session_state["ctx.tool_counter"][2] is first
+    assert at.session_state["ctx.tool_counter"][3] is first
 
 
 def test_reading_warnings_are_shown_in_the_sidebar() -> None:

@@ -24,7 +24,7 @@ TUNE = "pages/3_Tune.py"
 FIXTURES = ROOT / "tests" / "fixtures" / "formats"
 CHATS = {
     "thinking_session": FIXTURES / "claude_code" / "thinking_session.jsonl",
-    "codex_rollout": next((FIXTURES / "codex").glob("rollout-*.jsonl")),
+    "codex_rollout": next((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl")),
 }
 
 

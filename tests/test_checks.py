@@ -32,7 +32,7 @@ from ctxlab.validate import validate
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 CLAUDE_CODE = FIXTURES / "claude_code" / "thinking_session.jsonl"
-(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-*.jsonl"))
+(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
 CHATS = [
     *(s.path for s in list_samples() if not s.generated),
     CLAUDE_CODE,

@@ -47,14 +47,14 @@ def test_models_lists_every_catalog_entry_with_limits_prices_and_exactness(
         "anthropic",
         "1,000,000",
         "128,000",
-        "$5",
-        "$0.5",
+        "$5.00",
+        "$0.50",
         "$6.25",
-        "$25",
+        "$25.00",
         "approx",
         "approximate",
     ]
-    assert rows["gpt-5.5-pro"][4:8] == ["$30", "-", "-", "$180"]  # no cache discount listed
+    assert rows["gpt-5.5-pro"][4:8] == ["$30.00", "-", "-", "$180.00"]  # no cache discount listed
     assert rows["gpt-4o"][-2:] == ["o200k_base", "exact"]
     assert lines[-1].startswith(f"{len(RAW['models'])} models; prices in USD per million")
     assert RAW["as_of"] in lines[-1]

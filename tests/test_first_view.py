@@ -21,7 +21,7 @@ from ctxlab.tokens import get_counter
 
 FORMATS = Path(__file__).parent / "fixtures" / "formats"
 CLAUDE_CODE = FORMATS / "claude_code" / "thinking_session.jsonl"
-CODEX = next((FORMATS / "codex").glob("rollout-*.jsonl"))
+CODEX = next((FORMATS / "codex").glob("rollout-2026-05-11T*.jsonl"))
 
 
 def _chats() -> list[tuple[str, Path, str | None]]:

@@ -472,6 +472,9 @@ def test_formats_constant() -> None:
         "gemini-cli",
         "pi",
         "cline",
+        "opencode",
+        "open-webui",
+        "librechat",
         "ctxlab",
     )
     assert set(formats.__all__) >= {"load_chat", "dump_chat", "detect_format", "FORMATS"}

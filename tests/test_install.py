@@ -2,8 +2,12 @@
 
 * The Quickstart's first command, ``bash scripts/run_app.sh``, in a clean ``git clone`` with
   nothing but ``env -i PATH=/usr/bin:/bin`` and Debian's ``/usr/bin/python3``, serves the app.
-* A wheel built from this tree, installed into a fresh venv outside the repository, runs
-  ``ctxlab show`` on a sample, ``ctxlab.samples`` and ``ctxlab app``.
+* A wheel built from this tree carries the MIT licence (``License-Expression`` and the LICENSE
+  file). Installed without extras into a fresh venv outside the repository (issue 25: the core
+  install is the engine and the CLI), it has no Streamlit, pandas, Plotly, DuckDB or Arrow, runs
+  ``ctxlab show`` on a sample, ``ctxlab.samples`` and ``ctxlab --version`` (pyproject.toml's
+  version), and ``ctxlab app`` names the extra to install; installed with ``[app]``,
+  ``ctxlab app`` serves the playground.
 * A ten-line plug-in installed into that venv shows its strategy in ``ctxlab strategies``, in
   the CLI and in the app's strategy picker.
 
@@ -14,10 +18,13 @@ started in its own process group and stopped at the end.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tomllib
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,14 +33,21 @@ from install_support import free_port, http_get, serving
 ROOT = Path(__file__).resolve().parents[1]
 DEBIAN_PYTHON = Path("/usr/bin/python3")
 BARE_ENV = ["/usr/bin/env", "-i", "PATH=/usr/bin:/bin"]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+OPTIONAL_MODULES = ("streamlit", "pandas", "plotly", "duckdb", "pyarrow", "ray", "numpy")
 
 pytestmark = pytest.mark.install
+
+# What the venvs run sees none of this checkout (a PYTHONPATH pointing at it would make the
+# installed package's tests pass on the repository's code).
+INSTALLED_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
     done = subprocess.run(
         [str(c) for c in command],
         cwd=cwd,
+        env=INSTALLED_ENV,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -82,8 +96,8 @@ def test_quickstart_run_app_serves_the_playground_from_a_clean_clone(tmp_path: P
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh venv (no system site-packages) with the wheel of this tree installed."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this tree, built from a copy without the tests and other repository files."""
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     shutil.copytree(
@@ -109,11 +123,91 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     )
     dist = work / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, ".", cwd=source)
-    (wheel,) = dist.glob("ctxlab-*.whl")
-    venv = work / "venv"
-    _run(sys.executable, "-m", "venv", venv, cwd=work)
-    _run(venv / "bin/python", "-m", "pip", "install", "--quiet", wheel, cwd=work)
-    yield venv
+    (built,) = dist.glob("ctxlab-*.whl")
+    return built
+
+
+def _observe(*command: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(c) for c in command],
+        cwd=cwd,
+        env=INSTALLED_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@dataclass(frozen=True)
+class Installed:
+    """The venv, and what it did while it held the core install only (before ``[app]``)."""
+
+    venv: Path
+    core: dict[str, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """A fresh venv (no system site-packages) outside the repository: ``pip install ctxlab``
+    (the wheel, no extras), observed; then ``pip install 'ctxlab[app]'`` into the same venv, as
+    a user adds the playground (one venv: the core's packages are installed once)."""
+    where = tmp_path_factory.mktemp("venv")
+    venv = where / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=where)
+    python, ctxlab = venv / "bin/python", venv / "bin/ctxlab"
+    # --no-compile: pip's byte-compiling of Streamlit, pandas and Arrow is a large part of an
+    # install's time; the few modules the tests import compile when imported.
+    pip: list[str | Path] = [python, "-m", "pip", "install", "--quiet", "--no-compile"]
+    _run(*pip, wheel, cwd=where)
+    core = {
+        f"import {m}": _observe(python, "-c", f"import {m}", cwd=where) for m in OPTIONAL_MODULES
+    }
+    core["show"] = _observe(ctxlab, "show", "coding_agent_session", cwd=where)
+    core["replay"] = _observe(
+        ctxlab, "replay", "coding_agent_session", "--strategy", "window-drop", cwd=where
+    )
+    core["--version"] = _observe(ctxlab, "--version", cwd=where)
+    core["__version__"] = _observe(
+        python, "-c", "import ctxlab; print(ctxlab.__version__)", cwd=where
+    )
+    core["app"] = _observe(ctxlab, "app", cwd=where)
+    _run(*pip, f"{wheel}[app]", cwd=where)
+    return Installed(venv, core)
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(installed: Installed) -> Path:
+    """``pip install 'ctxlab[app]'``: the wheel with the playground."""
+    return installed.venv
+
+
+def test_the_wheel_carries_the_mit_licence(wheel: Path) -> None:
+    info = f"ctxlab-{VERSION}.dist-info"
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(f"{info}/METADATA").decode("utf-8")
+        licence = archive.read(f"{info}/licenses/LICENSE").decode("utf-8")
+    headers = metadata.split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: MIT" in headers
+    assert "License-File: LICENSE" in headers
+    assert not any(h.startswith("License: ") for h in headers)  # the legacy field is gone
+    assert licence == (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_core_install_is_the_engine_and_cli_without_the_extras(installed: Installed) -> None:
+    core = installed.core
+    for module in OPTIONAL_MODULES:
+        done = core[f"import {module}"]
+        assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, module
+    shown = core["show"]
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("round") and "system" in shown.stdout
+    replayed = core["replay"]  # window-drop: the array path's rows, computed without numpy
+    assert replayed.returncode == 0 and "cost: $" in replayed.stdout, replayed.stderr
+    assert (core["--version"].returncode, core["--version"].stdout) == (0, f"ctxlab {VERSION}\n")
+    assert core["__version__"].stdout == f"{VERSION}\n"
+    assert core["app"].returncode == 2
+    assert core["app"].stderr == "ctxlab app needs the playground: pip install 'ctxlab[app]'\n"
 
 
 def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(wheel_venv: Path) -> None:
@@ -131,8 +225,6 @@ def test_the_wheel_holds_the_samples_and_reads_one_outside_the_repo(wheel_venv: 
         list((ROOT / "ctxlab/sample_chats/real").glob("*.json"))
     )
     assert int(where[2]) == shipped
-    shown = _run(wheel_venv / "bin/ctxlab", "show", "coding_agent_session", cwd=outside)
-    assert shown.startswith("round") and "system" in shown
 
 
 def test_ctxlab_app_serves_the_packaged_playground(wheel_venv: Path, tmp_path: Path) -> None:
@@ -143,7 +235,8 @@ def test_ctxlab_app_serves_the_packaged_playground(wheel_venv: Path, tmp_path: P
         f"--server.port={port}",
         "--server.scriptHealthCheckEnabled=true",
     ]
-    with serving(command, cwd=tmp_path, port=port, log=tmp_path / "app.log", timeout=120) as base:
+    log = tmp_path / "app.log"
+    with serving(command, cwd=tmp_path, port=port, log=log, env=INSTALLED_ENV, timeout=120) as base:
         _assert_app_answers(base)
 
 

@@ -40,7 +40,7 @@ from ctxlab.tokens import get_counter
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"
 CLAUDE_CODE = FIXTURES / "claude_code" / "thinking_session.jsonl"
 PROJECT = FIXTURES / "claude_code" / "project"
-CODEX = next((FIXTURES / "codex").glob("rollout-*.jsonl"))
+CODEX = next((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
 MODELS = ("gpt-4.1", "gpt-4o", "gpt-4")  # windows of 1M, 128k and 8k tokens
 
 

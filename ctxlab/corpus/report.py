@@ -12,10 +12,9 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from ctxlab.corpus.store import (
     META_TABLE,
@@ -25,6 +24,12 @@ from ctxlab.corpus.store import (
     results_errors,
 )
 from ctxlab.errors import CtxlabError
+
+# The frames are the Fleet page's, whose app extra brings pandas; `ctxlab report` needs only
+# the fleet extra (DuckDB and Arrow).
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 __all__ = [
     "REPORT_COLUMNS",

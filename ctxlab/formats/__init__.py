@@ -111,6 +111,7 @@ FORMATS: Final[tuple[str, ...]] = tuple(
 :func:`format_names` adds those of installed plug-ins."""
 
 _JSONL_MODES: Final = ("auto", "messages", "conversations")
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _FAST_FORMATS: Final = frozenset({"auto", "openai", "ctxlab"})
 
 
@@ -149,6 +150,11 @@ def _document(src: _Source, fmt: str) -> Document:
     data = _strip_bom(src.data)
     if not data or data.isspace():
         _fail(None, "empty input: expected a JSON or JSONL chat")
+    if data.startswith(SQLITE_MAGIC):
+        # A database (OpenCode's opencode.db) is read from disk by its format, like a folder.
+        if src.path is None:
+            _fail("$", "an SQLite database given as bytes: pass the database file's path")
+        return Document(path=src.path, folder=True, name=src.name)
     if not _jsonl_by_name(src, fmt):
         try:
             return Document(orjson.loads(data), path=src.path)
@@ -166,7 +172,8 @@ def _choose(doc: Document, fmt: str, jsonl_mode: str) -> ChatFormat | None:
         assert doc.path is not None
         found = sniff_folder(doc.path)
         if found is None:
-            _fail(None, "a folder holding no chat ctxlab can read (e.g. Claude Code sessions)")
+            what = "a folder" if doc.path.is_dir() else "a database"
+            _fail(None, f"{what} holding no chat ctxlab can read (e.g. Claude Code sessions)")
         return found
     if not doc.jsonl:
         return sniff_value(doc.value) or unknown_shape(doc.value, "$")

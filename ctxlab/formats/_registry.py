@@ -8,8 +8,10 @@ loader, :data:`~ctxlab.formats.FORMATS`, the CLI's ``--format`` and its help onl
 registry, so adding a format is one new module.
 
 Auto-detection asks the sniffers in ``order`` (lower first); the first that says yes reads
-the file. When none does, :func:`unknown_shape` names the keys found, the closest formats (by
-the keys each format is known by) and every supported format.
+the file. A shape ctxlab recognises but does not read (:mod:`ctxlab.formats._shapes`) is
+refused by name before any sniffer is asked. When no format reads a file, :func:`unknown_shape`
+names the keys found, the closest formats (by the keys each format is known by) and every
+supported format.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ctxlab.formats._common import _fail, _kind
+from ctxlab.formats._common import _at, _fail, _kind
+from ctxlab.formats._shapes import recognise, refusal
 from ctxlab.formats._values import LoadedChat
 
 __all__ = [
@@ -46,8 +49,10 @@ class Document:
 
     Exactly one of these holds the content: ``value`` (a parsed JSON document), ``lines`` (the
     non-blank lines of a JSONL file, ``(1-based line number, raw bytes)``; ``jsonl`` is True) or
-    ``path`` of a folder (``folder`` is True). ``trusted`` says ``value`` came from ctxlab's own
-    parser (so its values are JSON by construction); ``path`` is the file read, when known;
+    ``path`` of a folder or of an SQLite database, which the format reads from disk (``folder``
+    is True; ``sniff_folder`` decides which format it is). ``trusted`` says ``value`` came from
+    ctxlab's own parser (so its values are JSON by construction); ``path`` is the file read, when
+    known;
     ``name`` is the name errors and warnings give it (the file name, an upload's name).
     """
 
@@ -79,7 +84,7 @@ class ChatFormat:
         sniff: whether a parsed JSON value is this format; looks at the top level only, never
             raises. None when the format is never a single JSON document.
         sniff_line: the same for the parsed first line of a JSONL file.
-        sniff_folder: the same for a folder.
+        sniff_folder: the same for a folder (or a database file, see :class:`Document`).
         conversations: ``[(id, title)]`` of a file holding several conversations; None when a
             file holds one (its title is then the start of the first user message).
         marks: keys this format is known by, to name the closest formats when none matches.
@@ -178,7 +183,11 @@ def get_format(name: str) -> ChatFormat:
 
 
 def sniff_value(value: Any) -> ChatFormat | None:
-    """The first format whose ``sniff`` accepts a parsed JSON value."""
+    """The first format whose ``sniff`` accepts a parsed JSON value; None for a recognised
+    shape no format reads (see :mod:`ctxlab.formats._shapes`), which the catch-all formats
+    would otherwise take."""
+    if recognise(value) is not None:
+        return None
     for fmt in registered():
         if fmt.sniff is not None and fmt.sniff(value):
             return fmt
@@ -186,7 +195,10 @@ def sniff_value(value: Any) -> ChatFormat | None:
 
 
 def sniff_line(first: Any) -> ChatFormat | None:
-    """The first format whose ``sniff_line`` accepts a JSONL file's parsed first line."""
+    """The first format whose ``sniff_line`` accepts a JSONL file's parsed first line (None for
+    a recognised shape no format reads)."""
+    if recognise(first, lines=True) is not None:
+        return None
     for fmt in registered():
         if fmt.sniff_line is not None and fmt.sniff_line(first):
             return fmt
@@ -218,8 +230,14 @@ def closest(keys: Sequence[str], *, lines: bool) -> list[str]:
 def unknown_shape(value: object, where: str, *, lines: bool = False) -> NoReturn:
     """Fail: no format recognises ``value`` (a parsed document, or a JSONL file's first line).
 
-    The message names the keys found, the closest formats and every supported format.
+    A recognised shape (a stream-chunk array, another app's export, a config file) is named
+    with what to load instead; otherwise the message names the keys found, the closest formats
+    and every supported format.
     """
+    known = recognise(value, lines=lines)
+    if known is not None:
+        shape, path = known
+        _fail(_at(where, path.removeprefix("$")), refusal(shape))
     supported = ", ".join(f.name for f in registered() if (f.sniff_line if lines else f.sniff))
     what = "a JSONL line" if lines else "a chat"
     item = value[0] if isinstance(value, list) and value else value

