@@ -297,7 +297,8 @@ def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     from ctxlab.show_cache import show_entry
 
     namespace = getattr(get_counter(args.model), "count_namespace", None)
-    options = (args.model, args.format, str(args.conversation), args.jsonl_mode)
+    # The path as given too: what is printed may name it (a warning about the file).
+    options = (args.chat, args.model, args.format, str(args.conversation), args.jsonl_mode)
     entry = show_entry(args.chat, options, namespace, provider_count=args.provider_count)
     if entry is not None and entry.text is not None:
         out.write(entry.text)
