@@ -7,9 +7,9 @@ same bound and least-recently-used order, verified on read the same way).
 
 The entry's key is a BLAKE2b digest of everything the output depends on: the file's content
 (:func:`file_digest`), the command's options (model, format, conversation, JSONL mode), the
-tokenizer's namespace, the code that printed it (:func:`code_identity`: ctxlab's version and the
-size and modification time of every module of the package, so an edited ctxlab never prints a
-stale table) and the ``CTXLAB_*`` environment. Nothing else is read: a chat folder, a sample
+tokenizer's namespace, the code that printed it (:func:`code_identity`: the size and
+modification time of every module of the package, so an edited or upgraded ctxlab never prints
+a stale table) and the ``CTXLAB_*`` environment. Nothing else is read: a chat folder, a sample
 name, ``--provider-count`` (which asks a server), a counter without a namespace (estimates,
 other tokenizer families), and any show while an installed package may declare chat-format
 plug-ins (whose code the key does not cover) are never cached.
@@ -85,8 +85,8 @@ def file_digest(path: Path, store: CountStore | None) -> bytes:
 
 
 def code_identity() -> bytes:
-    """A digest of ctxlab's version and of the size and modification time of each of its
-    modules (about a millisecond): what printed an entry must be what would print it now."""
+    """A digest of the size and modification time of each of ctxlab's modules (about a
+    millisecond): what printed an entry must be what would print it now."""
     import ctxlab
 
     package = Path(ctxlab.__file__).parent
@@ -97,7 +97,9 @@ def code_identity() -> bytes:
             if name.endswith(".py"):
                 stat = os.stat(os.path.join(folder, name))
                 stamps.append((os.path.join(folder, name), stat.st_size, stat.st_mtime_ns))
-    fields = (ctxlab.__version__, sys.version_info[:2], stamps)
+    # Not ``ctxlab.__version__``: it reads the installed metadata (importlib.metadata, ~30 ms);
+    # an upgrade rewrites the modules, which the stamps see.
+    fields = (sys.version_info[:2], stamps)
     return hashlib.blake2b(repr(fields).encode(), digest_size=_DIGEST_BYTES).digest()
 
 
