@@ -30,6 +30,10 @@ from typing import Any
 import msgspec
 import orjson
 
+# Every count here is a first count: never the persistent count store (ctxlab.count_store),
+# which would answer from what an earlier run, or the user, counted.
+os.environ["CTXLAB_CACHE_DIR"] = ""
+
 from ctxlab import formats
 from ctxlab.encodings import load_encoding
 from ctxlab.formats import load_chat, messages_to_openai

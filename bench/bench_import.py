@@ -20,7 +20,11 @@ no ``__pycache__`` (such as the sandbox these figures were first taken in): ever
 is compiled from source at every start, tens of milliseconds. The ``ctxlab show`` figures have
 the tokenizer's caches warm (the rank file and ctxlab's decoded ranks, see
 :mod:`ctxlab.encodings`); the row marked *first run* gives each run an empty
-``TIKTOKEN_CACHE_DIR``, as a first use does.
+``TIKTOKEN_CACHE_DIR``, as a first use does. ``ctxlab show`` is taken with the persistent count
+store off (it counts the chat) and on, in a folder of this benchmark's own, after a first show
+(it prints the kept output, :mod:`ctxlab.show_cache`); the last table divides each by the CPU
+of ``python -c "import tiktoken; tiktoken.get_encoding('o200k_base')"``, issue 26's reference
+for start-up (goal: at most 1.2x).
 """
 
 from __future__ import annotations
@@ -86,21 +90,35 @@ def import_ms(code: str, root: Path, pycache: Path | None) -> tuple[float, set[s
 
 SMALL_CHAT = "ctxlab/sample_chats/support_function_calls.json"
 SHOW = f"`ctxlab show {SMALL_CHAT.rsplit('/', 1)[-1]}`"
-COMMANDS: dict[str, tuple[list[str], bool]] = {
-    # label: (python arguments, whether each run gets an empty tiktoken cache)
-    "`python -c pass` (interpreter start-up, the floor)": (["-c", "pass"], False),
-    "`ctxlab strategies`": (["-m", "ctxlab.cli", "strategies"], False),
-    SHOW: (["-m", "ctxlab.cli", "show", SMALL_CHAT], False),
-    f"{SHOW}, first run (empty tiktoken cache)": (["-m", "ctxlab.cli", "show", SMALL_CHAT], True),
+TIKTOKEN = "`python -c \"import tiktoken; tiktoken.get_encoding('o200k_base')\"`"
+COMMANDS: dict[str, tuple[list[str], bool, bool]] = {
+    # label: (python arguments, whether each run gets an empty tiktoken cache, whether the
+    # persistent count store is on: a folder of this benchmark's own, never the user's cache)
+    "`python -c pass` (interpreter start-up, the floor)": (["-c", "pass"], False, False),
+    "`ctxlab strategies`": (["-m", "ctxlab.cli", "strategies"], False, False),
+    f"{SHOW}, store off (counts)": (["-m", "ctxlab.cli", "show", SMALL_CHAT], False, False),
+    f"{SHOW}, shown before (store on)": (["-m", "ctxlab.cli", "show", SMALL_CHAT], False, True),
+    f"{SHOW}, first run (empty tiktoken cache, store off)": (
+        ["-m", "ctxlab.cli", "show", SMALL_CHAT],
+        True,
+        False,
+    ),
+    # Last: tiktoken finds the rank file offline only once ctxlab has placed it in its cache.
+    f"{TIKTOKEN} (issue 26: show <= 1.2x this)": (
+        ["-c", "import tiktoken; tiktoken.get_encoding('o200k_base')"],
+        False,
+        False,
+    ),
 }
 
 
 def command_ms(
-    args: list[str], root: Path, pycache: Path | None, empty_cache: bool
+    args: list[str], root: Path, pycache: Path | None, empty_cache: bool, store: Path | None
 ) -> tuple[float, float]:
     """Wall and CPU (user + system) milliseconds of ``python <args>`` in a fresh process."""
     with tempfile.TemporaryDirectory(prefix="bench-import-tiktoken-") as folder:
         extra = {"TIKTOKEN_CACHE_DIR": folder} if empty_cache else {}
+        extra["CTXLAB_CACHE_DIR"] = "" if store is None else str(store)
         env = _env(root, pycache, extra)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -134,11 +152,15 @@ def main() -> int:
     for name, root in zip(names, roots, strict=True):
         print(f"checkout {name}: {root}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    with tempfile.TemporaryDirectory(prefix="bench-import-pycache-") as folder:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-import-pycache-") as folder,
+        tempfile.TemporaryDirectory(prefix="bench-import-store-") as store_folder,
+    ):
         pycache = Path(folder)
-        for root in roots:  # warm the bytecode (and the tiktoken) caches
-            for command, _ in COMMANDS.values():
-                command_ms(command, root, pycache, empty_cache=False)
+        stores = {root: Path(store_folder) / str(k) for k, root in enumerate(roots)}
+        for root in roots:  # warm the bytecode, tiktoken and count store caches
+            for command, _, store_on in COMMANDS.values():
+                command_ms(command, root, pycache, False, stores[root] if store_on else None)
         for mode, title in ((pycache, "bytecode cached"), (None, "compiled each start")):
             print(f"\n**{title}**\n")
             heads = " | ".join(f"{name} ms" for name in names)
@@ -157,12 +179,24 @@ def main() -> int:
             heads = " | ".join(f"{name} wall ms | CPU ms" for name in names)
             print(f"\n| command (process start included) | {heads} |")
             print("|---|" + "---:|---:|" * len(roots))
-            for label, (command, empty_cache) in COMMANDS.items():
+            medians: dict[str, list[float]] = {}
+            for label, (command, empty_cache, store_on) in COMMANDS.items():
                 runs: list[list[tuple[float, float]]] = [[] for _ in roots]
                 for _ in range(args.runs):
                     for k, root in enumerate(roots):
-                        runs[k].append(command_ms(command, root, mode, empty_cache))
+                        store = stores[root] if store_on else None
+                        runs[k].append(command_ms(command, root, mode, empty_cache, store))
+                medians[label] = [statistics.median(c for _, c in r) for r in runs]
                 print(f"| {label} | {' | '.join(_median_cell(r) for r in runs)} |")
+            reference = next(v for k, v in medians.items() if k.startswith(TIKTOKEN))
+            print(f"\n| CPU ratio to {TIKTOKEN} | {' | '.join(names)} |")
+            print("|---|" + "---:|" * len(roots))
+            for label, cpu in medians.items():
+                if label.startswith(SHOW):
+                    ratios = " | ".join(
+                        f"{c / r:.2f}x" for c, r in zip(cpu, reference, strict=True)
+                    )
+                    print(f"| {label} | {ratios} |")
     print(f"\nload average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

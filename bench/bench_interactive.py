@@ -42,6 +42,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# The app counts as on a first open: never the persistent count store (ctxlab.count_store),
+# here or in the servers started below (they inherit the environment).
+os.environ["CTXLAB_CACHE_DIR"] = ""
 PLAYGROUND = "pages/0_Playground.py"
 REPLAY = "pages/2_Replay.py"
 COMPARE = "pages/1_Compare.py"

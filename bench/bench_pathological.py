@@ -17,6 +17,7 @@ Makes no assertions: tests/test_long_runs.py checks the counts.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import string
 import sys
@@ -26,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# First counts only: never the persistent count store (ctxlab.count_store).
+os.environ["CTXLAB_CACHE_DIR"] = ""
 
 from ctxlab.encodings import load_encoding  # noqa: E402
 from ctxlab.long_runs import _linear_tokenizer  # noqa: E402

@@ -292,6 +292,28 @@ def _problems(
 
 
 def _cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    """Show a chat; a file shown before with the same options prints what it printed then
+    (:mod:`ctxlab.show_cache`), without parsing or counting it again."""
+    from ctxlab.show_cache import show_entry
+
+    namespace = getattr(get_counter(args.model), "count_namespace", None)
+    # The path as given too: what is printed may name it (a warning about the file).
+    options = (args.chat, args.model, args.format, str(args.conversation), args.jsonl_mode)
+    entry = show_entry(args.chat, options, namespace, provider_count=args.provider_count)
+    if entry is not None and entry.text is not None:
+        out.write(entry.text)
+        return EXIT_OK
+    if entry is None:
+        return _show(args, out)
+    printed = io.StringIO()
+    status = _show(args, printed)
+    out.write(printed.getvalue())
+    if status == EXIT_OK:
+        entry.save(printed.getvalue())
+    return status
+
+
+def _show(args: argparse.Namespace, out: TextIO) -> int:
     loaded = _load_args(args)
     _print_loading(args, loaded, out)
     counter = _counter_for(args, loaded)

@@ -13,15 +13,46 @@ no tokenization at all. The caches are bounded: a message's count and a chat's
 :class:`CountedChat` are kept while someone holds the message or the chat (weak references: a
 chat's counts are released with the last session holding it), and the per-text cache keeps its
 counts under a 128-bit digest of each text (no text is kept alive by it) within
-``CTXLAB_TEXT_COUNT_CACHE_MB``, least recently used first out (:mod:`ctxlab.caches`).
+``CTXLAB_TEXT_COUNT_CACHE_MB``, least recently used first out (:mod:`ctxlab.caches`); a text of
+at most :data:`SHORT_TEXT` characters is kept under itself, since hashing it costs more than it.
+
+Between processes, counters of the verified offline encodings share the persistent count store
+(:mod:`ctxlab.count_store`): per text by digest, and per message list: a list of at least
+:data:`CHAT_ENTRY_MIN` messages none of which is counted in memory is looked up as one entry
+under a digest of all its fields (:func:`_chat_key`), so re-opening a 100k-message chat after a
+restart costs one read and one pass of BLAKE2b over its text (about half a second), where
+looking up its 100k texts one by one cost 1.3 s. A list not found whole is counted text by
+text, each text from the store when another chat had it (an edited or replayed chat).
+
+The first count of a chat is the tokenizer's time plus ctxlab's own: the fields of each message,
+one batch of distinct texts, digests only for the texts the memory keeps (the newest that fit its
+bound) or the store is asked for, the cyclic GC paused while the long-lived lists are built, and
+the per-message weak references made in bulk (:func:`_remember`).
+
+Why ``bpe-openai`` and not ``rs_bpe`` (PyPI 0.1.0, MIT, a 25.7 MB wheel for CPython 3.11 on
+x86-64 Linux; wheels for macOS and Windows too), evaluated for issue 26: its ids equal tiktoken's
+on every token of both vocabularies, every fixture and sample file, the adversarial texts and
+long runs of tests/test_linear_counter.py and tests/test_long_runs.py and 3,500 generated texts;
+like bpe-openai it raises on lone surrogates (``UnicodeEncodeError``: Rust strings cannot hold
+them), which ctxlab replaces as tiktoken does before counting. So it is exact, but barely faster:
+counting the 100k chat's distinct texts in five interleaved rounds took 2.35 s at best (median
+2.48 s) against bpe-openai's 2.56 s (median 2.71 s), 8% less, within what one tokenizer's own
+ratio to tiktoken varied between runs on this shared 2-core machine (0.41x to 0.61x); neither
+reaches issue 26's 0.5x reliably here. For 8% it would add a second 25 MB Rust tokenizer
+(bpe-openai stays for :mod:`ctxlab.long_runs`) from a single 0.1.0 release with one maintainer.
+Its tokenizer loads in 0.05 s where bpe-openai's takes 0.2 s, which ``ctxlab show`` avoids
+anyway by loading the tokenizer only when a text has to be tokenized (``TiktokenCounter._linear``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
+import sys
 import threading
 import weakref
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -124,7 +155,7 @@ class _CachingCounter:
             text_cache_bytes = megabytes_from_env("CTXLAB_TEXT_COUNT_CACHE_MB")
         # Keyed by each text's digest (:func:`_text_key`), not the text: an entry costs the
         # same small size whatever the text's length, and keeps no chat's text alive.
-        self._by_text: BoundedCache[bytes, int] = BoundedCache(
+        self._by_text: BoundedCache[bytes | str, int] = BoundedCache(
             max_bytes=text_cache_bytes, weigh=_entry_weight
         )
         # id(messages tuple) -> its CountedChat, while someone holds the CountedChat (which
@@ -133,6 +164,7 @@ class _CachingCounter:
         self._lock = threading.Lock()
         self.texts_tokenized = 0  # observable proof that caches work (tests, benchmarks)
         self.texts_from_store = 0  # counts read from the persistent store
+        self.chats_from_store = 0  # whole message lists read from it (:meth:`counts`)
 
     # -- to override -------------------------------------------------------------------------
     def _count_uncached(self, texts: list[str]) -> list[int]:
@@ -162,31 +194,63 @@ class _CachingCounter:
     def _count_texts(self, texts: list[str]) -> list[int]:
         """Counts of ``texts``, tokenizing each distinct text once: found in memory, else in
         the persistent store (:attr:`count_namespace`), else tokenized and written to both."""
-        distinct = list(dict.fromkeys(texts))
-        keys = [_text_key(t) for t in distinct]
-        cached = self._by_text.get_many(keys)
+        found: dict[str, int | None] = dict.fromkeys(texts)
+        distinct = list(found)
+        by_text = self._by_text
+        # Digests only where they are looked up or kept: an empty memory has nothing to find.
+        memory_keys = [_memory_key(t) for t in distinct] if len(by_text) else None
+        cached: list[int | None] = (
+            by_text.get_many(memory_keys) if memory_keys else [None] * len(distinct)
+        )
         todo = [i for i, n in enumerate(cached) if n is None]
         store = _count_store(self.count_namespace) if todo else None
+        store_keys: list[bytes] = []
         if store is not None:
-            stored = store.get_many([keys[i] for i in todo])
-            hits = [(i, n) for i, n in zip(todo, stored, strict=True) if n is not None]
+            store_keys = [_text_key(distinct[i]) for i in todo]
+            stored = store.get_many(store_keys)
+            hits = [i for i, n in zip(todo, stored, strict=True) if n is not None]
             if hits:
-                for i, n in hits:
+                for i, n in zip(todo, stored, strict=True):
                     cached[i] = n
-                self._by_text.put_many((keys[i], n) for i, n in hits)
+                self._keep(distinct, cached, hits, memory_keys)
                 self.texts_from_store += len(hits)
+                store_keys = [k for k, n in zip(store_keys, stored, strict=True) if n is None]
                 todo = [i for i in todo if cached[i] is None]
         if todo:
             counted = self._count_uncached([distinct[i] for i in todo])
             for i, n in zip(todo, counted, strict=True):
                 cached[i] = n
-            fresh = list(zip([keys[i] for i in todo], counted, strict=True))
-            self._by_text.put_many(fresh)
+            self._keep(distinct, cached, todo, memory_keys)
             if store is not None:
-                store.put_many(fresh)
+                store.put_many_later(list(zip(store_keys, counted, strict=True)))
             self.texts_tokenized += len(todo)
-        found = dict(zip(distinct, cached, strict=True))
+        for text, n in zip(distinct, cached, strict=True):
+            found[text] = n
         return [found[t] for t in texts]  # type: ignore[misc]
+
+    def _keep(
+        self,
+        distinct: list[str],
+        counts: list[int | None],
+        which: list[int],
+        memory_keys: list[bytes | str] | None,
+    ) -> None:
+        """Put the counts of ``distinct[i]`` for ``i`` in ``which`` in the per-text memory.
+
+        Only the newest that fit its bound are put (and hashed): a first count of a large chat
+        would evict the older ones again within the same call."""
+        by_text = self._by_text
+        room = by_text.max_bytes
+        newest: list[tuple[bytes | str, int]] = []
+        held = 0
+        for i in reversed(which):
+            key = memory_keys[i] if memory_keys is not None else _memory_key(distinct[i])
+            held += _entry_weight(key, 0)
+            if room is not None and held > room:
+                break
+            newest.append((key, counts[i]))  # type: ignore[arg-type]
+        newest.reverse()
+        by_text.put_many(newest)
 
     def count_text(self, text: str) -> int:
         return self._count_texts([text])[0]
@@ -195,7 +259,8 @@ class _CachingCounter:
     @staticmethod
     def _fields(message: Message) -> list[str]:
         """The strings OpenAI receives for ``message``, role first."""
-        out = [message.role.value, message.content]
+        # ``_value_``, not ``value``: the enum's property costs a Python call per message.
+        out = [message.role._value_, message.content]
         if message.name is not None:
             out.append(message.name)
         if message.tool_call_id is not None:
@@ -212,30 +277,102 @@ class _CachingCounter:
             extra += acc.tokens_per_name
         return extra
 
+    def _field_sums(
+        self,
+        fields: Sequence[list[str]],
+        progress: ProgressCallback | None,
+    ) -> list[int]:
+        """The tokens of each message's fields (no accounting), in chunks for ``progress``."""
+        total = len(fields)
+        sums: list[int] = []
+        # Chunks only to report progress: one batch dedupes across the whole list at once.
+        step = max(2048, total // 50) if progress is not None else max(total, 1)
+        for lo in range(0, len(fields), step):
+            chunk = fields[lo : lo + step]
+            flat = self._count_texts([text for group in chunk for text in group])
+            pos = 0
+            for group in chunk:
+                width = len(group)
+                sums.append(sum(flat[pos : pos + width]))
+                pos += width
+            if progress is not None:
+                progress(min(lo + step, total), total)
+        return sums
+
     def counts(
         self, messages: Sequence[Message], progress: ProgressCallback | None = None
     ) -> list[int]:
-        """Tokens of each message; cached messages cost a dict lookup."""
+        """Tokens of each message; cached messages cost a dict lookup.
+
+        When none of them is cached in memory and there are at least :data:`CHAT_ENTRY_MIN`,
+        the persistent store is asked for the whole list first, by a digest of every message's
+        fields (:func:`_chat_key`): a chat counted before in any process costs one read."""
         cache = self._by_message
-        out = [cache.get(m, -1) for m in messages]
-        missing = [i for i, n in enumerate(out) if n < 0]
-        total = len(missing)
-        step = max(2048, total // 50)
-        for lo in range(0, total, step):
-            chunk = missing[lo : lo + step]
-            fields = [self._fields(messages[i]) for i in chunk]
-            flat = self._count_texts([text for group in fields for text in group])
-            pos = 0
-            for i, group in zip(chunk, fields, strict=True):
-                width = len(group)
-                message = messages[i]
-                n = self._overhead(message) + sum(flat[pos : pos + width])
-                pos += width
-                cache[message] = n
-                out[i] = n
-            if progress is not None:
-                progress(min(lo + step, total), total)
+        if len(cache):
+            out = [cache.get(m, -1) for m in messages]
+            missing = [i for i, n in enumerate(out) if n < 0]
+        else:
+            out = [-1] * len(messages)
+            missing = list(range(len(messages)))
+        if not missing:
+            return out
+        if len(missing) < _GC_PAUSE_MIN:
+            self._count_missing(messages, missing, out, progress)
+            return out
+        from ctxlab.formats._fastpath import _gc_paused
+
+        # The lists, keys and weak references built here live as long as the chat: walking
+        # them in young collections cost a fifth of a 100k-message first count.
+        with _gc_paused():
+            self._count_missing(messages, missing, out, progress)
         return out
+
+    def _count_missing(
+        self,
+        messages: Sequence[Message],
+        missing: list[int],
+        out: list[int],
+        progress: ProgressCallback | None,
+    ) -> None:
+        """Fill ``out[i]`` for each ``i`` of ``missing`` (see :meth:`counts`)."""
+        total = len(missing)
+        fields = [self._fields(messages[i]) for i in missing]
+        store = None
+        if total == len(messages) and total >= CHAT_ENTRY_MIN:
+            store = _count_store(self.count_namespace)
+        if store is not None:
+            chat_key = _chat_key(fields)
+            sums = _field_sums_from(store.get_blob(chat_key), total)
+            if sums is not None:
+                self.chats_from_store += 1
+                if progress is not None:
+                    progress(total, total)
+            else:
+                before = self.texts_tokenized + self.texts_from_store
+                sums = self._field_sums(fields, progress)
+                # Kept for a list new to this process (its texts were not in memory), not for
+                # new message objects over known texts (a strategy's rewritten copies).
+                if 4 * (self.texts_tokenized + self.texts_from_store - before) >= total:
+                    store.put_blob(chat_key, _field_sums_blob(sums))
+        else:
+            sums = self._field_sums(fields, progress)
+        acc = self.accounting
+        per_message, per_call, per_name = (
+            acc.tokens_per_message,
+            acc.tokens_per_tool_call,
+            acc.tokens_per_name,
+        )
+        counted: list[int] = []
+        for i, n in zip(missing, sums, strict=True):
+            message = messages[i]
+            n += per_message
+            if message.tool_calls:
+                n += per_call * len(message.tool_calls)
+            if message.name is not None:
+                n += per_name
+            counted.append(n)
+            out[i] = n
+        _remember(self._by_message, [messages[i] for i in missing], counted)
 
     def count_message(self, message: Message) -> int:
         return self.counts([message])[0]
@@ -254,9 +391,15 @@ class _CachingCounter:
             hit = self._by_chat.get(key)
         if hit is not None and hit.messages is messages:
             return hit
-        chat = CountedChat(
-            tuple(messages), tuple(self.counts(messages, progress)), self.accounting.reply_priming
-        )
+        if len(messages) < _GC_PAUSE_MIN:
+            counts = self.counts(messages, progress)
+            chat = CountedChat(tuple(messages), tuple(counts), self.accounting.reply_priming)
+        else:
+            from ctxlab.formats._fastpath import _gc_paused
+
+            with _gc_paused():  # as in counts: a large chat's prefix sums and rounds live long
+                counts = self.counts(messages, progress)
+                chat = CountedChat(tuple(messages), tuple(counts), self.accounting.reply_priming)
         with self._lock:
             # Only a tuple is its CountedChat's own messages (``tuple(t) is t``), which the entry
             # keeps alive; a list's id could be reused by another list once it is freed.
@@ -334,7 +477,18 @@ class TiktokenCounter(_CachingCounter):
         )
         if verified:
             self.count_namespace = encoding_identity(self.encoding_name)
-        self._linear = linear_counter(self.encoding_name) if verified else None
+        self._verified = verified
+        self._linear_loaded = False
+        self._linear_count: Callable[[str], int] | None = None
+
+    @property
+    def _linear(self) -> Callable[[str], int] | None:
+        """The linear BPE's count, loaded when a text is first tokenized (about 0.2 s): a
+        command whose counts all come from the persistent store never loads it."""
+        if not self._linear_loaded:
+            self._linear_count = linear_counter(self.encoding_name) if self._verified else None
+            self._linear_loaded = True
+        return self._linear_count
 
     @property
     def encoding(self) -> tiktoken.Encoding:
@@ -405,6 +559,43 @@ TEXT_ENTRY_BYTES = 200
 ordered dict's slot and node, and the (count, weight) tuple."""
 
 
+SHORT_TEXT = 64
+"""Texts of at most this many characters are kept in memory under themselves rather than a
+digest: hashing them would cost more than the few dozen bytes the text itself holds. The
+persistent store knows every text by its digest (computed for a short text on a memory miss)."""
+
+_GC_PAUSE_MIN = 4096
+"""Messages from which counting pauses the cyclic GC (it files what it built as old when done:
+worth it for a large chat, not for every small count)."""
+
+CHAT_ENTRY_MIN = 64
+"""Messages from which :meth:`_CachingCounter.counts` keeps a whole list's counts as one entry
+of the persistent store (fewer cost no more to look up text by text)."""
+
+
+def _remember(
+    cache: weakref.WeakKeyDictionary[Message, int], messages: list[Message], counts: list[int]
+) -> None:
+    """``cache[m] = n`` for each pair, in two C calls when the dictionary is CPython's.
+
+    ``WeakKeyDictionary.__setitem__`` is ``self.data[ref(key, self._remove)] = value`` in
+    Python: building the same weak references with ``map`` and storing them with
+    ``dict.update`` costs a quarter as much for the 100k messages of a large chat."""
+    data = getattr(cache, "data", None)
+    remove = getattr(cache, "_remove", None)
+    if not isinstance(data, dict) or remove is None:
+        for message, n in zip(messages, counts, strict=True):
+            cache[message] = n
+        return
+    data.update(zip(map(weakref.ref, messages, itertools.repeat(remove)), counts, strict=True))
+
+
+def _memory_key(text: str) -> bytes | str:
+    """The key of ``text`` in a counter's per-text memory: a short text itself, else its
+    digest (:data:`SHORT_TEXT`)."""
+    return text if len(text) <= SHORT_TEXT else _text_key(text)
+
+
 def _text_key(text: str) -> bytes:
     """The key a text's count is cached under: a 128-bit BLAKE2b digest of its UTF-8 bytes
     (a lone surrogate, which a JSON file can hold, is encoded as such rather than refused)."""
@@ -422,10 +613,47 @@ def _count_store(namespace: str | None) -> CountStore | None:
     return store_for(namespace)
 
 
-def _entry_weight(key: bytes, count: int) -> int:
-    """What keeping one count in a per-text cache costs (:data:`TEXT_ENTRY_BYTES`)."""
-    del key, count
-    return TEXT_ENTRY_BYTES
+def _entry_weight(key: bytes | str, count: int) -> int:
+    """What keeping one count in a per-text cache costs (:data:`TEXT_ENTRY_BYTES`, and a short
+    text kept as its own key: its size)."""
+    del count
+    return TEXT_ENTRY_BYTES if isinstance(key, bytes) else TEXT_ENTRY_BYTES + sys.getsizeof(key)
+
+
+def _chat_key(fields: Sequence[list[str]]) -> bytes:
+    """The persistent store's key of a message list's counts: a 128-bit BLAKE2b digest of every
+    message's fields in order, with the number of fields of each message and the length of each
+    field, so that no two different lists share the bytes hashed."""
+    digest = hashlib.blake2b(digest_size=TEXT_KEY_BYTES, person=b"ctxlab-chat")
+    lengths = array("q")
+    widths = array("q", map(len, fields))
+    for lo in range(0, len(fields), 4096):
+        texts = [text for group in fields[lo : lo + 4096] for text in group]
+        lengths.extend(map(len, texts))
+        digest.update("".join(texts).encode("utf-8", "surrogatepass"))
+    for numbers in (lengths, widths):
+        if sys.byteorder != "little":
+            numbers.byteswap()
+        digest.update(numbers.tobytes())
+    return b"chat:" + digest.digest()
+
+
+def _field_sums_blob(sums: list[int]) -> bytes:
+    numbers = array("q", sums)
+    if sys.byteorder != "little":
+        numbers.byteswap()
+    return numbers.tobytes()
+
+
+def _field_sums_from(blob: bytes | None, length: int) -> list[int] | None:
+    """The per-message sums of :func:`_field_sums_blob`, None unless ``blob`` holds ``length``."""
+    if blob is None or len(blob) != 8 * length:
+        return None
+    numbers = array("q")
+    numbers.frombytes(blob)
+    if sys.byteorder != "little":
+        numbers.byteswap()
+    return numbers.tolist()
 
 
 def _accounting_for(model: str) -> ChatAccounting:

@@ -81,7 +81,8 @@ def test_a_new_process_recounts_nothing(empty_count_store: Path) -> None:
         "from ctxlab.tokens import get_counter\n"
         "c = get_counter('gpt-4o')\n"
         f"chat = load_chat({str(path)!r})\n"
-        "print(c.count_messages(chat), c.texts_tokenized, c.texts_from_store)\n"
+        "print(c.count_messages(chat), c.texts_tokenized, c.texts_from_store, "
+        "c.chats_from_store)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -91,10 +92,10 @@ def test_a_new_process_recounts_nothing(empty_count_store: Path) -> None:
         )
         return [int(x) for x in done.stdout.split()]
 
-    total, tokenized, from_store = run()
-    assert tokenized > 0 and from_store == 0
+    total, tokenized, from_store, chats = run()
+    assert tokenized > 0 and from_store == 0 and chats == 0
     again = run()
-    assert again == [total, 0, tokenized]
+    assert again == [total, 0, 0, 1]  # the whole chat's counts, one entry of the store
 
 
 def _count_in_worker(args: tuple[str, list[str]]) -> list[int]:

@@ -72,17 +72,18 @@ def test_generated_text_counts_as_tiktoken_counts_it(text: str, name: str) -> No
     assert counter.count_text(text) == len(load_encoding(name).encode_ordinary(text))
 
 
-def test_a_half_megabyte_word_counts_as_tiktoken_counts_it() -> None:
-    word = "".join(random.Random(16).choices(string.ascii_lowercase, k=1 << 19))
+def test_a_long_word_counts_as_tiktoken_counts_it() -> None:
+    # 32 times LONG_RUN: far past where tiktoken's pieces turn slow, small enough for it.
+    word = "".join(random.Random(16).choices(string.ascii_lowercase, k=32 * long_runs.LONG_RUN))
     encoding = load_encoding("o200k_base")
     assert new_counter("gpt-4o").count_text(word) == len(encoding.encode_ordinary(word))
 
 
-def test_a_16_mb_word_is_counted_as_its_linear_tokens() -> None:
-    # tiktoken takes minutes on it: the count is checked against the linear tokenizer's own
-    # tokens (their equality with tiktoken's is the test above, and tests/test_long_runs.py,
-    # at sizes tiktoken can afford).
-    word = "".join(random.Random(16).choices(string.ascii_lowercase, k=4 << 20)) * 4
+def test_a_megabyte_word_is_counted_as_its_linear_tokens() -> None:
+    # Beyond what tiktoken affords in a test: the count is checked against the linear
+    # tokenizer's own tokens (their equality with tiktoken's is the test above, and
+    # tests/test_long_runs.py). The time a 16 MB word takes is bench/bench_counters.py's.
+    word = "".join(random.Random(16).choices(string.ascii_lowercase, k=1 << 18)) * 4
     tokens = long_runs._linear_tokenizer("o200k_base").encode(word)
     assert new_counter("gpt-4o").count_text(word) == len(tokens) > len(word) // 8
 
