@@ -57,20 +57,34 @@ class _DelayedJob:
         with _PREFETCH_LOCK:
             _prefetching.add(self.future)
         self.future.add_done_callback(_prefetching.discard)
+        self._timer: threading.Timer | None = None
         if delay_s > 0:
-            timer = threading.Timer(delay_s, self.start)
-            timer.daemon = True
-            timer.name = "ctxlab-prefetch-delay"
-            timer.start()
+            self._timer = threading.Timer(delay_s, self.start)
+            self._timer.daemon = True
+            self._timer.name = "ctxlab-prefetch-delay"
+            self._timer.start()
         else:
             self.start()
 
-    def start(self) -> None:
+    def _claim(self) -> bool:
+        """True for the one caller that decides what becomes of the job."""
         with self._lock:
             if self._started:
-                return
+                return False
             self._started = True
-        _submit(self._job).add_done_callback(self._settle)
+        if self._timer is not None:
+            self._timer.cancel()
+        return True
+
+    def start(self) -> None:
+        if self._claim():
+            _submit(self._job).add_done_callback(self._settle)
+
+    def drop(self) -> None:
+        """Never run the job if it has not started (its chat was released): settled with None,
+        so :func:`wait_for_prefetch` does not wait for it."""
+        if self._claim():
+            self.future.set_result(None)
 
     def _settle(self, done: Future[Any]) -> None:
         error = done.exception()
@@ -229,13 +243,16 @@ class CountedChat:
                 pending.start()
             return
         # The job holds the chat weakly: a chat released while its prefetch waits is not built.
-        chat = weakref.ref(self)
+        dropped: list[_DelayedJob] = []
+        chat = weakref.ref(self, lambda _: dropped[0].drop() if dropped else None)
 
         def job() -> Any:
             alive = chat()
             return None if alive is None else alive._build(key, build)
 
-        self._pending[key] = _DelayedJob(job, delay_s)
+        delayed = _DelayedJob(job, delay_s)
+        dropped.append(delayed)
+        self._pending[key] = delayed
 
     @property
     def ids(self) -> tuple[str, ...]:
