@@ -40,11 +40,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +121,17 @@ def _child(code: str, args: Sequence[str], env: dict[str, str]) -> dict[str, flo
     return result
 
 
+def _median_of(found: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over runs (tokens: every run's must agree, checked by the caller)."""
+    out = {key: statistics.median(r[key] for r in found) for key in ("cpu", "wall")}
+    tokens = {r["tokens"] for r in found if "tokens" in r}
+    if len(tokens) == 1:
+        out["tokens"] = tokens.pop()
+    elif tokens:
+        out["tokens"] = -1.0  # runs disagree: the token check below fails
+    return out
+
+
 def _environment(chats: Path, cache: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "CTXLAB_CHATS_DIR": str(chats)}
     env["CTXLAB_CACHE_DIR"] = cache
@@ -190,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--browser", action="store_true", help="add the Chromium rows")
     parser.add_argument("--quick", action="store_true", help="10k messages, no browser")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of the fresh rows (medians shown)"
+    )
     args = parser.parse_args(argv)
     n = 10_000 if args.quick else args.messages
 
@@ -203,38 +218,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = ensure_large_chat(chats / f"{name}.json", n)
         store = str(Path(tmp) / "store")
         page = str(ROOT / "pages" / "0_Playground.py")
-        rows: list[tuple[str, dict[str, float]]] = []
-        rows.append(
-            (
-                "engine: load + count (plain process)",
-                _child(_ENGINE, [str(path)], _environment(chats, "")),
-            )
-        )
-        rows.append(
-            (
-                "app, first open (AppTest)",
-                _child(_APPTEST, [page, name, "poll-1ms"], _environment(chats, "")),
-            )
-        )
-        rows.append(
-            (
-                "app, first open (AppTest, its wait polling every 20 ms)",
-                _child(_APPTEST, [page, name, "poll-20ms"], _environment(chats, "")),
-            )
-        )
+        fresh: dict[str, Callable[[], dict[str, float]]] = {
+            "engine: load + count (plain process)": lambda: _child(
+                _ENGINE, [str(path)], _environment(chats, "")
+            ),
+            "app, first open (AppTest)": lambda: _child(
+                _APPTEST, [page, name, "poll-1ms"], _environment(chats, "")
+            ),
+            "app, first open (AppTest, its wait polling every 20 ms)": lambda: _child(
+                _APPTEST, [page, name, "poll-20ms"], _environment(chats, "")
+            ),
+        }
         if args.browser and not args.quick:
-            rows.append(
-                (
-                    "app, first open (Chromium, server warmed by a small chat, server CPU)",
-                    _browser_open(chats, name, "", warm=True),
-                )
+            fresh["app, first open (Chromium, server warmed by a small chat, server CPU)"] = (
+                lambda: _browser_open(chats, name, "", warm=True)
             )
-            rows.append(
-                (
-                    "app, first open (Chromium, the new server's first session, server CPU)",
-                    _browser_open(chats, name, "", warm=False),
-                )
+            fresh["app, first open (Chromium, the new server's first session, server CPU)"] = (
+                lambda: _browser_open(chats, name, "", warm=False)
             )
+        runs: dict[str, list[dict[str, float]]] = {label: [] for label in fresh}
+        for _ in range(args.repeat):  # rounds of every row in turn: load drifts alike
+            for label, measure in fresh.items():
+                runs[label].append(measure())
+        rows: list[tuple[str, dict[str, float]]] = [
+            (label, _median_of(found)) for label, found in runs.items()
+        ]
         rows.append(
             (
                 "engine, store filled by a first run",
@@ -263,11 +271,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     engine = rows[0][1]["cpu"]
     print(f"### Opening a {n:,}-message chat (CPU seconds of a fresh process, all threads)\n")
+    if args.repeat > 1:
+        print(f"Fresh rows: median of {args.repeat} rounds (min–max CPU in brackets).\n")
     print("| what | CPU s | wall s | CPU / engine |")
     print("|---|---:|---:|---:|")
     for label, figures in rows:
         cpu, wall = figures["cpu"], figures["wall"]
-        print(f"| {label} | {cpu:.2f} | {wall:.2f} | {cpu / engine:.2f}x |")
+        spread = runs.get(label, [])
+        extra = ""
+        if len(spread) > 1:
+            extra = f" ({min(r['cpu'] for r in spread):.2f}–{max(r['cpu'] for r in spread):.2f})"
+        print(f"| {label} | {cpu:.2f}{extra} | {wall:.2f} | {cpu / engine:.2f}x |")
     tokens = {r[1]["tokens"] for r in rows if "tokens" in r[1]}
     print(f"\nTokens counted in every row: {', '.join(f'{t:,}' for t in sorted(tokens))}")
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} cores")
