@@ -208,7 +208,7 @@ def apptest_row(name: str, path: Path, repeat: int, only: set[str]) -> dict[str,
     # The first session loads and counts the chat, then the facts are picked in the
     # background: work done once per chat, reported apart. Clicks are timed on an idle process.
     out["load"] = [_timed_run(_page(PLAYGROUND, chat=name, strategy="window-drop", model=MODEL))]
-    if not wait_for_prefetch(TIMEOUT_S):
+    if not wait_for_prefetch(TIMEOUT_S, start_delayed=True):
         raise RuntimeError("the background fact picking did not finish")
     messages = load_chat(path)
     out["facts-pick"] = []

@@ -27,6 +27,7 @@ T = TypeVar("T")
 _PREFETCH_LOCK = threading.Lock()
 _prefetcher: ThreadPoolExecutor | None = None
 _prefetching: set[Future[Any]] = set()
+_delayed: set[_DelayedJob] = set()  # scheduled, waiting for their delay
 
 
 def _submit(job: Callable[[], Any]) -> Future[Any]:
@@ -59,6 +60,8 @@ class _DelayedJob:
         self.future.add_done_callback(_prefetching.discard)
         self._timer: threading.Timer | None = None
         if delay_s > 0:
+            with _PREFETCH_LOCK:
+                _delayed.add(self)
             self._timer = threading.Timer(delay_s, self.start)
             self._timer.daemon = True
             self._timer.name = "ctxlab-prefetch-delay"
@@ -74,6 +77,8 @@ class _DelayedJob:
             self._started = True
         if self._timer is not None:
             self._timer.cancel()
+            with _PREFETCH_LOCK:
+                _delayed.discard(self)
         return True
 
     def start(self) -> None:
@@ -94,10 +99,16 @@ class _DelayedJob:
             self.future.set_exception(error)
 
 
-def wait_for_prefetch(timeout: float | None = None) -> bool:
+def wait_for_prefetch(timeout: float | None = None, *, start_delayed: bool = False) -> bool:
     """Wait until every table :meth:`CountedChat.prefetch` scheduled so far is built; False
     when ``timeout`` seconds passed first. Benchmarks call it to time clicks on an idle
-    process."""
+    process; ``start_delayed`` ends the delay of those still waiting for it first (the state a
+    user finds after waiting that long, without the wait)."""
+    if start_delayed:
+        with _PREFETCH_LOCK:
+            waiting = list(_delayed)
+        for job in waiting:
+            job.start()
     with _PREFETCH_LOCK:
         pending = list(_prefetching)
     for future in pending:

@@ -72,3 +72,10 @@ def test_an_error_in_a_delayed_build_reaches_whoever_asks() -> None:
         assert str(exc) == "no table"
     else:  # pragma: no cover - the assertion below explains
         raise AssertionError("the build's error was not raised to the caller")
+
+
+def test_wait_for_prefetch_can_end_the_delays_first() -> None:
+    chat = _chat()
+    chat.prefetch("n", len, delay_s=HOUR)
+    assert wait_for_prefetch(60, start_delayed=True)  # built now, not in an hour
+    assert chat.derived("n", lambda c: -1) == 4
