@@ -211,7 +211,7 @@ def apptest_row(name: str, path: Path, repeat: int, only: set[str]) -> dict[str,
     # The first session loads and counts the chat, then the facts are picked in the
     # background: work done once per chat, reported apart. Clicks are timed on an idle process.
     out["load"] = [_timed_run(_page(PLAYGROUND, chat=name, strategy="window-drop", model=MODEL))]
-    if not wait_for_prefetch(TIMEOUT_S):
+    if not wait_for_prefetch(TIMEOUT_S, start_delayed=True):
         raise RuntimeError("the background fact picking did not finish")
     messages = load_chat(path)
     out["facts-pick"] = []
@@ -294,6 +294,8 @@ def browser_rows(
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import expect, sync_playwright
 
+    from ctxlab.ui.insights_view import FACTS_PREFETCH_DELAY_S
+
     timeout = TIMEOUT_S * 1000
 
     no_skeleton = f"() => document.querySelectorAll({SKELETON!r}).length === 0"
@@ -358,6 +360,10 @@ def browser_rows(
                 row: dict[str, list[float]] = {}
                 page = context.new_page()
                 timed_open(page, f"{base}/?{query}&budget=64000")  # loads and counts the chat
+                # The facts are picked in the background from a few seconds after that first
+                # run (insights_view.FACTS_PREFETCH_DELAY_S): wait for the pick to begin, then
+                # for the server to be idle.
+                time.sleep(FACTS_PREFETCH_DELAY_S + 0.5)
                 wait_server_idle()
                 if "playground" in only:
                     box = page.get_by_label("Token budget", exact=True).first

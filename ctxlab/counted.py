@@ -8,6 +8,7 @@ after a parameter change costs no tokenization and O(rounds) or less (the window
 from __future__ import annotations
 
 import threading
+import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +27,7 @@ T = TypeVar("T")
 _PREFETCH_LOCK = threading.Lock()
 _prefetcher: ThreadPoolExecutor | None = None
 _prefetching: set[Future[Any]] = set()
+_delayed: set[_DelayedJob] = set()  # scheduled, waiting for their delay
 
 
 def _submit(job: Callable[[], Any]) -> Future[Any]:
@@ -40,10 +42,73 @@ def _submit(job: Callable[[], Any]) -> Future[Any]:
     return future
 
 
-def wait_for_prefetch(timeout: float | None = None) -> bool:
+class _DelayedJob:
+    """A job handed to the prefetch thread once: when ``delay_s`` has passed, or at
+    :meth:`start`, whichever comes first. :attr:`future` settles with the job's outcome.
+
+    The delay runs on a daemon timer, not on the prefetch thread: a job that waits holds up no
+    other, and an exiting process does not wait for it.
+    """
+
+    def __init__(self, job: Callable[[], Any], delay_s: float) -> None:
+        self.future: Future[Any] = Future()
+        self._job = job
+        self._lock = threading.Lock()
+        self._started = False
+        with _PREFETCH_LOCK:
+            _prefetching.add(self.future)
+        self.future.add_done_callback(_prefetching.discard)
+        self._timer: threading.Timer | None = None
+        if delay_s > 0:
+            with _PREFETCH_LOCK:
+                _delayed.add(self)
+            self._timer = threading.Timer(delay_s, self.start)
+            self._timer.daemon = True
+            self._timer.name = "ctxlab-prefetch-delay"
+            self._timer.start()
+        else:
+            self.start()
+
+    def _claim(self) -> bool:
+        """True for the one caller that decides what becomes of the job."""
+        with self._lock:
+            if self._started:
+                return False
+            self._started = True
+        if self._timer is not None:
+            self._timer.cancel()
+            with _PREFETCH_LOCK:
+                _delayed.discard(self)
+        return True
+
+    def start(self) -> None:
+        if self._claim():
+            _submit(self._job).add_done_callback(self._settle)
+
+    def drop(self) -> None:
+        """Never run the job if it has not started (its chat was released): settled with None,
+        so :func:`wait_for_prefetch` does not wait for it."""
+        if self._claim():
+            self.future.set_result(None)
+
+    def _settle(self, done: Future[Any]) -> None:
+        error = done.exception()
+        if error is None:
+            self.future.set_result(done.result())
+        else:
+            self.future.set_exception(error)
+
+
+def wait_for_prefetch(timeout: float | None = None, *, start_delayed: bool = False) -> bool:
     """Wait until every table :meth:`CountedChat.prefetch` scheduled so far is built; False
     when ``timeout`` seconds passed first. Benchmarks call it to time clicks on an idle
-    process."""
+    process; ``start_delayed`` ends the delay of those still waiting for it first (the state a
+    user finds after waiting that long, without the wait)."""
+    if start_delayed:
+        with _PREFETCH_LOCK:
+            waiting = list(_delayed)
+        for job in waiting:
+            job.start()
     with _PREFETCH_LOCK:
         pending = list(_prefetching)
     for future in pending:
@@ -103,8 +168,8 @@ class CountedChat:
     # Tables strategies derive from this chat (prefix sums by role, tool-result indexes, ...),
     # built on first use and living exactly as long as the chat.
     _derived: dict[Hashable, Any] = field(init=False, default_factory=dict, repr=False)
-    # Tables being built in the background (see prefetch), by key.
-    _pending: dict[Hashable, Future[Any]] = field(init=False, default_factory=dict, repr=False)
+    # Tables waiting to be built in the background (see prefetch), by key.
+    _pending: dict[Hashable, _DelayedJob] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.counts) != len(self.messages):
@@ -156,26 +221,49 @@ class CountedChat:
             value: T = self._derived[key]
         except KeyError:
             pending = self._pending.get(key)
-            # Being built in the background: wait for it rather than build it twice.
-            value = pending.result() if pending is not None else self._build(key, build)
+            if pending is None:
+                return self._build(key, build)
+            # Scheduled in the background: start it now if it waits, and wait for it rather
+            # than build it twice.
+            pending.start()
+            value = pending.future.result()
         return value
 
     def _build(self, key: Hashable, build: Callable[[CountedChat], T]) -> T:
         value: T = self._derived.setdefault(key, build(self))
         return value
 
-    def prefetch(self, key: Hashable, build: Callable[[CountedChat], Any]) -> None:
-        """Start building :meth:`derived` table ``key`` on a background thread, unless it is
-        built or being built.
+    def prefetch(
+        self, key: Hashable, build: Callable[[CountedChat], Any], *, delay_s: float = 0.0
+    ) -> None:
+        """Start building :meth:`derived` table ``key`` on a background thread, ``delay_s``
+        seconds from now, unless it is built or being built.
 
         For a table that takes seconds on a long chat and that a click may soon ask for (the
         chat's facts): the click then finds it built, or waits for the rest of the build
-        instead of starting its own. An error in ``build`` is raised to whoever asks for the
-        table, as if it had been built then.
+        instead of starting its own. The delay leaves the CPU to what is on screen first (the
+        app's first render of a chat); a :meth:`derived` call for ``key``, or a prefetch of it
+        without delay, ends the wait at once. An error in ``build`` is raised to whoever asks
+        for the table, as if it had been built then.
         """
-        if key in self._derived or key in self._pending:
+        if key in self._derived:
             return
-        self._pending[key] = _submit(lambda: self._build(key, build))
+        pending = self._pending.get(key)
+        if pending is not None:
+            if delay_s <= 0:
+                pending.start()
+            return
+        # The job holds the chat weakly: a chat released while its prefetch waits is not built.
+        dropped: list[_DelayedJob] = []
+        chat = weakref.ref(self, lambda _: dropped[0].drop() if dropped else None)
+
+        def job() -> Any:
+            alive = chat()
+            return None if alive is None else alive._build(key, build)
+
+        delayed = _DelayedJob(job, delay_s)
+        dropped.append(delayed)
+        self._pending[key] = delayed
 
     @property
     def ids(self) -> tuple[str, ...]:

@@ -223,14 +223,25 @@ def chat_facts(counted: CountedChat) -> tuple[Fact, ...]:
     return facts
 
 
-def prefetch_facts(counted: CountedChat) -> None:
+FACTS_PREFETCH_DELAY_S = 20.0
+"""How long after the run that first showed a chat its facts start being picked, unless the
+session runs again or a view asks for them first: the server's CPU goes to that first screen
+(its deltas sent, the page drawn, 10 s and more on a loaded 2-core machine at 100,000 messages)
+before a pick that no view on it shows."""
+
+
+def prefetch_facts(counted: CountedChat, *, first_showing: bool = False) -> None:
     """Start picking the chat's facts in the background (once per counted chat).
 
     Picking reads every user and tool message (about 3 s on a 100,000-message agent chat): the
     router starts it after a page has run, so that opening the Facts tab, or fact retention on
     the Replay page, finds them picked instead of paying for the whole chat on that click.
+    After the run that first showed the chat (``first_showing``) it starts
+    :data:`FACTS_PREFETCH_DELAY_S` later, or as soon as the session's next run ends or a view
+    asks for the facts (the Facts tab then waits for the pick, as it did before any prefetch).
     """
-    counted.prefetch(_FACTS_KEY, _pick_facts)
+    delay = FACTS_PREFETCH_DELAY_S if first_showing else 0.0
+    counted.prefetch(_FACTS_KEY, _pick_facts, delay_s=delay)
 
 
 _FACTS_KEY = "insights.chat_facts"

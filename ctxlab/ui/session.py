@@ -58,6 +58,7 @@ __all__ = [
     "build_or_error",
     "check_size",
     "content_key",
+    "first_showing",
     "hosting_settings",
     "load_source",
     "load_source_file",
@@ -559,8 +560,20 @@ def _count(counter: TokenCounter, messages: tuple[Message, ...]) -> CountedChat:
     holder.empty()
     # The session holds its counted chat: the counter keeps it (and so every other session of
     # the chat finds it counted) only while some session does.
+    first_showing = st.session_state.get(_COUNTED) is not counted
     st.session_state[_COUNTED] = counted
+    run_scope()[FIRST_SHOWING] = first_showing
     return counted
+
+
+FIRST_SHOWING = "first_showing"
+"""The :func:`run_scope` entry that is True in the session's first run on the chat on screen
+(what is not on that first screen can wait until it is drawn)."""
+
+
+def first_showing() -> bool:
+    """This run is the session's first on the chat it shows (see :data:`FIRST_SHOWING`)."""
+    return bool(run_scope().get(FIRST_SHOWING, False))
 
 
 def _model_label(name: str) -> str:

@@ -28,6 +28,7 @@ from ctxlab.ui.session import (
     Workspace,
     apply_params,
     build_or_error,
+    first_showing,
     new_run_scope,
     run_scope,
     sidebar,
@@ -244,4 +245,4 @@ def end_run() -> None:
     current: Shared | None = getattr(_LOCAL, "shared", None)
     _LOCAL.shared = None
     if current is not None:
-        insights_view.prefetch_facts(current.ws.counted)
+        insights_view.prefetch_facts(current.ws.counted, first_showing=first_showing())
