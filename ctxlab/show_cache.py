@@ -85,8 +85,9 @@ def file_digest(path: Path, store: CountStore | None) -> bytes:
 
 
 def code_identity() -> bytes:
-    """A digest of the size and modification time of each of ctxlab's modules (about a
-    millisecond): what printed an entry must be what would print it now."""
+    """A digest of the size and modification time of each of ctxlab's modules and data files
+    (the model catalog, which a user may edit; about a millisecond): what printed an entry must
+    be what would print it now."""
     import ctxlab
 
     package = Path(ctxlab.__file__).parent
@@ -94,7 +95,7 @@ def code_identity() -> bytes:
     for folder, subfolders, files in os.walk(package):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith((".py", ".toml")):
                 stat = os.stat(os.path.join(folder, name))
                 stamps.append((os.path.join(folder, name), stat.st_size, stat.st_mtime_ns))
     # Not ``ctxlab.__version__``: it reads the installed metadata (importlib.metadata, ~30 ms);

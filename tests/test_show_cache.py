@@ -265,3 +265,22 @@ def test_a_large_batch_written_in_the_background_persists_at_exit(empty_count_st
     assert (tokenized, from_store) == (BACKGROUND_ROWS + 10, 0)
     # The process exited right after counting: its pending rows were written at exit.
     assert run() == [total, 0, BACKGROUND_ROWS + 10]
+
+
+def test_an_edited_catalog_changes_the_code_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user may edit ctxlab/data/models.toml (its own comment says so): the window and prices
+    ``show`` prints come from it, so a kept output must not outlive an edit."""
+    import ctxlab
+    from ctxlab import show_cache
+
+    package = tmp_path / "ctxlab"
+    (package / "data").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    catalog = package / "data" / "models.toml"
+    catalog.write_text('as_of = "2026-12-02"\n', encoding="utf-8")
+    monkeypatch.setattr(ctxlab, "__file__", str(package / "__init__.py"))
+    before = show_cache.code_identity()
+    catalog.write_text('as_of = "2026-12-03"\n', encoding="utf-8")
+    assert show_cache.code_identity() != before
