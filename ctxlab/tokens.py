@@ -356,22 +356,31 @@ class _CachingCounter:
                     store.put_blob(chat_key, _field_sums_blob(sums))
         else:
             sums = self._field_sums(fields, progress)
-        acc = self.accounting
-        per_message, per_call, per_name = (
-            acc.tokens_per_message,
-            acc.tokens_per_tool_call,
-            acc.tokens_per_name,
-        )
         counted: list[int] = []
-        for i, n in zip(missing, sums, strict=True):
-            message = messages[i]
-            n += per_message
-            if message.tool_calls:
-                n += per_call * len(message.tool_calls)
-            if message.name is not None:
-                n += per_name
-            counted.append(n)
-            out[i] = n
+        if type(self)._overhead is not _CachingCounter._overhead:
+            # A family's own framing (Mistral's [INST], Llama's headers): its method says it.
+            overhead = self._overhead
+            for i, n in zip(missing, sums, strict=True):
+                n += overhead(messages[i])
+                counted.append(n)
+                out[i] = n
+        else:
+            # OpenAI's accounting, inlined: a method call per message is a tenth of a count.
+            acc = self.accounting
+            per_message, per_call, per_name = (
+                acc.tokens_per_message,
+                acc.tokens_per_tool_call,
+                acc.tokens_per_name,
+            )
+            for i, n in zip(missing, sums, strict=True):
+                message = messages[i]
+                n += per_message
+                if message.tool_calls:
+                    n += per_call * len(message.tool_calls)
+                if message.name is not None:
+                    n += per_name
+                counted.append(n)
+                out[i] = n
         _remember(self._by_message, [messages[i] for i in missing], counted)
 
     def count_message(self, message: Message) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ctxlab.extras import missing_extra
+from ctxlab.ui import notices
 from ctxlab.ui.shell import leave_legacy_page_mode
 
 leave_legacy_page_mode()  # opened first by URL, this page must still run through the router
@@ -16,7 +17,7 @@ st.caption(
 # DuckDB and Arrow come with the fleet extra, not with the playground's: say so, don't fail.
 missing = missing_extra("fleet", "The Fleet page")
 if missing is not None:
-    st.info(missing)
+    notices.info(missing)
     st.stop()
 
 from ctxlab.ui import fleet_view  # noqa: E402  (needs the fleet extra, checked above)
