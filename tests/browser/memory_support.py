@@ -113,6 +113,11 @@ def measure(
     env = {
         "CTXLAB_CHATS_DIR": str(folder),
         "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(SESSION_TTL_S),
+        # A count store of its own, empty: the warm-up chat is then tokenized, so the idle
+        # figure holds the tokenizer as every counting server does (with the run's shared store
+        # holding the warm-up chat already, idle was taken before the tokenizer ever loaded,
+        # and the ~70 MB it keeps read as memory the viewers did not give back).
+        "CTXLAB_CACHE_DIR": str(folder / "count-store"),
     }
     wait_s = SESSION_TTL_S + 60.0
     with serve_app_process(log_path, env) as (base_url, pid):
