@@ -14,6 +14,7 @@ counter of the family is asked for, so a core install never imports the family's
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class TokenizerFamily:
 
     def available(self) -> bool:
         """True when every module of :attr:`requires` is installed (nothing is imported)."""
-        return all(importlib.util.find_spec(name) is not None for name in self.requires)
+        return _installed(self.requires)
 
     def install_hint(self) -> str:
         """What makes this family's counts exact: ``pip install 'ctxlab[qwen]'``."""
@@ -67,6 +68,13 @@ def _llama(name: str, title: str) -> TokenizerFamily:
     return TokenizerFamily(
         name, title, "llama", ("llama_models", "tiktoken"), "ctxlab.tokenizer_families.llama"
     )
+
+
+@functools.cache
+def _installed(modules: tuple[str, ...]) -> bool:
+    """Whether every module of ``modules`` can be imported; looked up once per process (the
+    model picker asks for every catalog model's exactness on each rerun)."""
+    return all(importlib.util.find_spec(name) is not None for name in modules)
 
 
 FAMILIES: dict[str, TokenizerFamily] = {
