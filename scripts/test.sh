@@ -15,40 +15,55 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_venv.sh
 . scripts/_venv.sh
 
-echo "==> system dependencies"
+# Each phase line ends with the seconds since the start ([+N s]), so a CI log shows where the
+# time goes; the last line gives the total.
+phase() {
+    echo "==> $* [+${SECONDS} s]"
+}
+SECONDS=0
+temp_files=()
+finish() {
+    local status=$?
+    rm -f "${temp_files[@]}"
+    [ "$status" -eq 0 ] || echo "==> failed (exit status $status) [+${SECONDS} s]" >&2
+}
+trap finish EXIT
+
+phase "system dependencies"
 bash scripts/install_system_deps.sh
 
-echo "==> python environment"
+phase "python environment"
 ctxlab_venv
 
 # scripts/oracle_env.py needs only the standard library: start it before ctxlab's own install.
-echo "==> framework oracle environment (the pinned frameworks extra, reused while unchanged; in the background)"
+phase "framework oracle environment (the pinned frameworks extra, reused while unchanged; in the background)"
 oracle_out="$(mktemp)"
 oracle_log="$(mktemp)"
-trap 'rm -f "$oracle_out" "$oracle_log"' EXIT
+temp_files+=("$oracle_out" "$oracle_log")
 "$PY" scripts/oracle_env.py >"$oracle_out" 2>"$oracle_log" &
 oracle_pid=$!
 
+phase "ctxlab[test] install"
 ctxlab_install test
 # the install tests (tests/test_install.py) install from the same wheels, with no index
 CTXLAB_TEST_WHEELHOUSE="$(ctxlab_wheelhouse test)"
 export CTXLAB_TEST_WHEELHOUSE
 
-echo "==> ruff format --check"
+phase "ruff format --check"
 "$PY" -m ruff format --check .
 
-echo "==> ruff check"
+phase "ruff check"
 "$PY" -m ruff check .
 
 # mypy is one process on one core: it runs beside pytest's start (collection) and its report
 # is printed, and failure reported, once pytest has finished
-echo "==> mypy (in the background; its report follows pytest's)"
+phase "mypy (in the background; its report follows pytest's)"
 mypy_log="$(mktemp)"
-trap 'rm -f "$oracle_out" "$oracle_log" "$mypy_log"' EXIT
+temp_files+=("$mypy_log")
 "$PY" -m mypy >"$mypy_log" 2>&1 &
 mypy_pid=$!
 
-echo "==> framework oracle environment (waiting for the background build)"
+phase "framework oracle environment (waiting for the background build)"
 if ! wait "$oracle_pid"; then
     cat "$oracle_log" >&2
     echo "ctxlab: building the framework oracle environment failed (scripts/oracle_env.py)" >&2
@@ -62,11 +77,11 @@ workers="${CTXLAB_TEST_WORKERS:-$(nproc 2>/dev/null || echo 2)}"
 [ "$workers" -gt 4 ] && workers=4
 parallel=()
 [ "$workers" -gt 0 ] && parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
-echo "==> pytest (${workers} workers)"
+phase "pytest (${workers} workers)"
 pytest_status=0
 "$PY" -m pytest -q --durations=25 "${parallel[@]}" || pytest_status=$?
 
-echo "==> mypy"
+phase "mypy"
 mypy_status=0
 wait "$mypy_pid" || mypy_status=$?
 cat "$mypy_log"
@@ -74,8 +89,8 @@ cat "$mypy_log"
 [ "$pytest_status" -eq 0 ] || exit "$pytest_status"
 
 if [ -f bench/bench_engine.py ]; then
-    echo "==> bench smoke (bench/bench_engine.py --quick)"
+    phase "bench smoke (bench/bench_engine.py --quick)"
     "$PY" bench/bench_engine.py --quick
 fi
 
-echo "==> all checks passed"
+phase "all checks passed"
