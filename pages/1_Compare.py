@@ -126,11 +126,7 @@ for i, col in enumerate(st.columns(count)):
                 if outcome.preview
                 else backend.label
             )
-        retention = (
-            insights_view.retention_of(ws.chat.messages, outcome.result.messages, facts)
-            if facts
-            else None
-        )
+        retention = compare_setup.retention_of(ws.counted, outcome.result, facts) if facts else None
         labelled.append((label, outcome.result))
         reported.append((label, strategy, outcome.result))
         rows.append(

@@ -12,6 +12,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import streamlit.testing.v1.app_test as _app_test
+import streamlit.testing.v1.local_script_runner as _local_script_runner
+from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +22,15 @@ REAL_CHATS = ROOT / "tests" / "fixtures" / "real_chats"
 PLAYGROUND = "pages/0_Playground.py"
 """The Playground page. AppTest runs page files on their own (the router's ``st.navigation``
 is not followed on reruns), so every page test targets its page file."""
+
+
+# AppTest makes a new ScriptCache for every run, so each run read the page again, added
+# Streamlit's "magic" to its syntax tree and compiled it (10-15 ms a run for Tune and Learn).
+# A server keeps one cache for its life; the tests share one for the process the same way (page
+# files do not change while the tests run).
+_SCRIPTS = ScriptCache()
+_app_test.ScriptCache = lambda: _SCRIPTS  # type: ignore[assignment,misc]
+_local_script_runner.ScriptCache = lambda: _SCRIPTS  # type: ignore[assignment,misc]
 
 
 def sample_names() -> list[str]:

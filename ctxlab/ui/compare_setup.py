@@ -29,10 +29,11 @@ import streamlit as st
 from ctxlab.caches import BoundedCache
 from ctxlab.counted import CountedChat
 from ctxlab.errors import CtxlabError, SummarizerError
+from ctxlab.insights.facts import Fact, FactRetention
 from ctxlab.strategies import Decision, Strategy, TrimResult, get_strategy_class, parameters
 from ctxlab.strategies.registry import coerce_value, current_params
 from ctxlab.tokens import TokenCounter
-from ctxlab.ui import binned_map, checks_view, figures, notices, render
+from ctxlab.ui import binned_map, checks_view, figures, insights_view, notices, render
 from ctxlab.ui.insights_view import ProblemsByProvider
 from ctxlab.ui.session import Workspace, apply_params, opening_query, params_to_query
 from ctxlab.ui.summary import Backend, Outcome, run
@@ -58,6 +59,7 @@ __all__ = [
     "problems_of",
     "render_binned_map",
     "restore_setup",
+    "retention_of",
     "save_setup",
     "seed_defaults",
     "session_cost",
@@ -412,6 +414,31 @@ def decision_codes_of(counted: CountedChat, result: TrimResult) -> np.ndarray:
     codes.setflags(write=False)
     memo[id(result)] = (result, codes)
     return codes
+
+
+def retention_of(counted: CountedChat, result: TrimResult, facts: Sequence[Fact]) -> FactRetention:
+    """:func:`ctxlab.ui.insights_view.retention_of` of ``facts`` in ``result``'s messages, kept
+    beside the result (shared, like the result, by every session on the chat): a rerun of
+    Compare for any widget checked every configuration's facts again (a tenth of a rerun's CPU
+    on a sample chat), though a configuration that did not change keeps its result object."""
+    memo: dict[int, tuple[TrimResult, Sequence[Fact], FactRetention]] = counted.derived(
+        "cmp.retention", _empty_retention
+    )
+    held = memo.get(id(result))
+    # the entry holds the result and the facts: their ids are their own
+    if held is not None and held[0] is result and held[1] is facts:
+        return held[2]
+    if len(memo) >= 4 * MAX_CONFIGS:
+        memo.clear()
+    retention = insights_view.retention_of(counted.messages, result.messages, facts)
+    memo[id(result)] = (result, facts, retention)
+    return retention
+
+
+def _empty_retention(
+    _: CountedChat,
+) -> dict[int, tuple[TrimResult, Sequence[Fact], FactRetention]]:
+    return {}
 
 
 _TO_ORDER = np.array([binned_map.ORDER.index(d) for d in figures.DECISIONS], dtype=np.int8)

@@ -286,15 +286,14 @@ def _listed_conversations(path: str, mtime_ns: int) -> tuple[tuple[str, str], ..
 def _named_conversations(name: str) -> tuple[tuple[str, str], ...]:
     """The conversations of the sample or folder chat ``name``; () when it is generated, too
     large to list, or unreadable."""
-    from ctxlab.samples import GENERATED, list_samples, sample_path
+    from ctxlab.samples import GENERATED, list_samples
 
     if name in GENERATED:
         return ()
     try:
-        if any(s.name == name for s in list_samples()):
-            path = sample_path(name)
-        else:
-            path = folder_chat(name).path
+        # one listing: sample_path() would list the samples folder again to find the file
+        sample = next((s for s in list_samples() if s.name == name), None)
+        path = sample.path if sample is not None else folder_chat(name).path
         stat = path.stat()
     except (CtxlabError, OSError):
         return ()
