@@ -58,8 +58,8 @@ def _downloads(page: Page) -> dict[str, str]:
         download = info.value
         files[download.suggested_filename] = Path(download.path()).read_text(encoding="utf-8")
         # The app's download buttons change nothing (``on_click="ignore"``): no rerun follows a
-        # click, so waiting up to 5 s for one only idled. Should one ever follow, it has started
-        # by the time the file is in (the click sent it first), and this waits for its end.
+        # click (the rerun watch was satisfied by the deferred file's own websocket reply).
+        # Should one ever follow, the click sent it before the file came, and this waits for it.
         wait_for_app(page)
     return files
 
