@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,19 @@ REPO = Path(__file__).resolve().parents[2]
 NAME = "folder_agent_chat"
 LARGE = "agent_100k"
 """The project's own 100,000-message chat (about 100 MB: over any sane upload, hence the folder)."""
+LARGE_CACHE = Path(tempfile.gettempdir()) / "ctxlab-test-chats" / f"{LARGE}-seed100000.json"
+"""Where the 100k chat is kept between runs: generating it costs about 6 s of CPU, and the same
+seed gives a byte-identical file, rewritten when the generator's version changes."""
+
+
+def _place_large_chat(target: Path) -> None:
+    """The seeded 100k chat at ``target``: a hard link to the copy kept between runs (written
+    atomically, so a concurrent run never reads half a file), or a copy when linking fails."""
+    cached = ensure_large_chat(LARGE_CACHE, 100_000, seed=100_000)
+    try:
+        os.link(cached, target)
+    except OSError:
+        shutil.copyfile(cached, target)
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +39,7 @@ def chats_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("chats")
     messages = generate_large_chat(300, seed=7)
     (folder / f"{NAME}.json").write_text(json.dumps({"messages": messages}), encoding="utf-8")
-    ensure_large_chat(folder / f"{LARGE}.json", 100_000, seed=100_000)
+    _place_large_chat(folder / f"{LARGE}.json")
     return folder
 
 
