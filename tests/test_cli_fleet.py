@@ -27,14 +27,17 @@ REQUIRED = {
 }
 
 
-@pytest.fixture()
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "chats"
+def _make_corpus(folder: Path) -> Path:
     folder.mkdir()
     for name in ("support_function_calls", "hostile_content"):
         shutil.copy(ROOT / "sample_chats" / f"{name}.json", folder)
     (folder / "broken.json").write_text("[{", encoding="utf-8")
     return folder
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    return _make_corpus(tmp_path / "chats")
 
 
 def test_eval_then_report_json_gives_one_object_per_configuration(
@@ -123,14 +126,21 @@ def test_bad_fleet_input_is_one_line_on_stderr(
     assert err.startswith("ctxlab: error:") and needle in err and err.count("\n") == 1
 
 
+@pytest.fixture(scope="module")
+def whole_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The bytes of a real results file, evaluated once for the module's cut copies."""
+    folder = tmp_path_factory.mktemp("whole")
+    chats = _make_corpus(folder / "chats")
+    db = folder / "whole.duckdb"
+    assert main(["eval", str(chats), "--grid", "window-drop:budget=1000", "--db", str(db)]) == 0
+    return db.read_bytes()
+
+
 @pytest.fixture()
-def cut_results(corpus: Path, tmp_path: Path) -> Path:
-    """A real results file cut past its header (a copy that stopped half way)."""
-    db = tmp_path / "whole.duckdb"
-    assert main(["eval", str(corpus), "--grid", "window-drop:budget=1000", "--db", str(db)]) == 0
-    data = db.read_bytes()
+def cut_results(whole_results: bytes, tmp_path: Path) -> Path:
+    """A real results file cut past its header (a copy that stopped half way), per test."""
     cut = tmp_path / "cut.duckdb"
-    cut.write_bytes(data[: len(data) // 2])
+    cut.write_bytes(whole_results[: len(whole_results) // 2])
     return cut
 
 

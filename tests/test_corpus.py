@@ -380,20 +380,21 @@ def test_unknown_backend_is_a_parameter_error(tmp_path: Path) -> None:
 
 @pytest.fixture()
 def local_ray(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A Ray instance on this machine only (127.0.0.1, 2 CPUs, no dashboard), shut down after."""
+    """A Ray instance on this machine only (127.0.0.1, 2 CPUs, no dashboard), shut down after.
+
+    Its workers import this checkout's ctxlab through PYTHONPATH, inherited from this process
+    as a local instance's workers inherit the environment of the ``ray.init`` that started it
+    (as in ``ctxlab eval --ray``). Not a ``runtime_env``: a job with one runs in a worker pool of
+    its own, so the workers Ray starts with the node go unused and as many again are started.
+    """
     monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray's loopback-only switch
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
     ray = pytest.importorskip("ray")
     from ray._private import ray_constants
 
     # read at import time: set it too, in case ray was imported before this fixture
     monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", False)
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        _node_ip_address="127.0.0.1",
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}},
-    )
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
         assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
         yield ray
