@@ -8,6 +8,8 @@ Chat text is shown through ``st.dataframe``, ``st.code`` and ``st.text`` after
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -17,6 +19,7 @@ import streamlit as st
 from ctxlab import checks
 from ctxlab.catalog import ModelInfo
 from ctxlab.counted import CountedChat
+from ctxlab.errors import CtxlabError
 from ctxlab.export import NATIVE, export_details, targets_for
 from ctxlab.insights import (
     Fact,
@@ -37,12 +40,15 @@ from ctxlab.ui.text import visible
 from ctxlab.validate import Problem
 
 __all__ = [
+    "FACTS_PREFETCH_DELAY_ENV",
+    "FACTS_PREFETCH_DELAY_S",
     "PROVIDER_TITLES",
     "ProblemsByProvider",
     "chat_facts",
     "diff_lines",
     "disagreement_frame",
     "facts_frame",
+    "facts_prefetch_delay_s",
     "lineage_frame",
     "per_chat",
     "prefetch_facts",
@@ -227,7 +233,35 @@ FACTS_PREFETCH_DELAY_S = 20.0
 """How long after the run that first showed a chat its facts start being picked, unless the
 session runs again or a view asks for them first: the server's CPU goes to that first screen
 (its deltas sent, the page drawn, 10 s and more on a loaded 2-core machine at 100,000 messages)
-before a pick that no view on it shows."""
+before a pick that no view on it shows. The operator may set another one
+(:data:`FACTS_PREFETCH_DELAY_ENV`)."""
+
+FACTS_PREFETCH_DELAY_ENV = "CTXLAB_FACTS_PREFETCH_DELAY_S"
+"""The environment variable that sets the delay in seconds (:func:`facts_prefetch_delay_s`)."""
+
+
+def facts_prefetch_delay_s(env: Mapping[str, str] | None = None) -> float:
+    """The delay before a chat's facts are picked after its first showing: the value of
+    :data:`FACTS_PREFETCH_DELAY_ENV` in ``env`` (this process's environment by default), a
+    number of seconds, 0 or more; unset or empty: :data:`FACTS_PREFETCH_DELAY_S`.
+
+    Raises:
+        CtxlabError: the variable holds anything else (a typo must not silently become a
+            delay the operator did not choose).
+    """
+    raw = (os.environ if env is None else env).get(FACTS_PREFETCH_DELAY_ENV, "").strip()
+    if not raw:
+        return FACTS_PREFETCH_DELAY_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise CtxlabError(
+            f"{FACTS_PREFETCH_DELAY_ENV}={raw!r} is not a delay: set it to a number of seconds, "
+            f"0 or more (unset, the delay is {FACTS_PREFETCH_DELAY_S:g} s)"
+        )
+    return value
 
 
 def prefetch_facts(counted: CountedChat, *, first_showing: bool = False) -> None:
@@ -237,10 +271,11 @@ def prefetch_facts(counted: CountedChat, *, first_showing: bool = False) -> None
     router starts it after a page has run, so that opening the Facts tab, or fact retention on
     the Replay page, finds them picked instead of paying for the whole chat on that click.
     After the run that first showed the chat (``first_showing``) it starts
-    :data:`FACTS_PREFETCH_DELAY_S` later, or as soon as the session's next run ends or a view
+    :func:`facts_prefetch_delay_s` later (:data:`FACTS_PREFETCH_DELAY_S` unless the operator
+    set :data:`FACTS_PREFETCH_DELAY_ENV`), or as soon as the session's next run ends or a view
     asks for the facts (the Facts tab then waits for the pick, as it did before any prefetch).
     """
-    delay = FACTS_PREFETCH_DELAY_S if first_showing else 0.0
+    delay = facts_prefetch_delay_s() if first_showing else 0.0
     counted.prefetch(_FACTS_KEY, _pick_facts, delay_s=delay)
 
 

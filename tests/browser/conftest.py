@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import COUNT_MESSAGES, serve_app
+from browser_support import CONTEXT_OPTIONS, COUNT_MESSAGES, serve_app
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -91,7 +91,10 @@ def page(browser: object, request: pytest.FixtureRequest) -> Iterator[object]:
     from playwright.sync_api import Browser
 
     assert isinstance(browser, Browser)
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    context = browser.new_context(
+        viewport={"width": 1600, "height": 1000},
+        **CONTEXT_OPTIONS,
+    )
     context.add_init_script(COUNT_MESSAGES)
     page = context.new_page()
     try:

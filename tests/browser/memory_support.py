@@ -11,25 +11,37 @@ The figure is the server process's resident set size (``VmRSS`` of ``/proc/<pid>
 the operator's machine actually pays, allocator included. It is read after warm-up (one session
 on a small sample, opened and left, so imports and encodings are loaded), with the N pages open,
 and after they left, polling until it stops falling.
+
+The server picks a chat's facts :data:`PREFETCH_DELAY_S` after its first showing
+(``CTXLAB_FACTS_PREFETCH_DELAY_S``; an operator's server waits 20 s): the work the viewers'
+pages defer is then done while they are open, and "after they left" need not wait 20 s for it.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from browser_support import APP_IDLE, EXCEPTION, serve_app_process
+from browser_support import APP_IDLE, CONTEXT_OPTIONS, EXCEPTION, serve_app_process
 from playwright.sync_api import Browser, expect
 
 from ctxlab.samples import ensure_large_chat
-from ctxlab.ui.insights_view import FACTS_PREFETCH_DELAY_S
+from ctxlab.ui.insights_view import FACTS_PREFETCH_DELAY_ENV
 
 SESSION_TTL_S = 2
 """``server.disconnectedSessionTTL`` of the measured server (Streamlit's default is 120 s)."""
 
 WARM_UP_CHAT = "coding_agent_session"
+
+PREFETCH_DELAY_S = 1.0
+"""The measured server's delay before a chat's facts are picked (``FACTS_PREFETCH_DELAY_ENV``)."""
+
+QUIET_CPU_S = 0.05
+"""At most this much server CPU in :data:`QUIET_WINDOW_S`: the server has no work left."""
+QUIET_WINDOW_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +68,24 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_until_quiet(pid: int, deadline: float) -> None:
+    """Until the server uses next to no CPU for :data:`QUIET_WINDOW_S` (its deferred work, a
+    fact pick or a session's shutdown, is over), or ``deadline`` (``time.monotonic``) passed."""
+    before = cpu_s(pid)
+    while time.monotonic() < deadline:
+        time.sleep(QUIET_WINDOW_S)
+        now = cpu_s(pid)
+        if now - before <= QUIET_CPU_S:
+            return
+        before = now
+
+
 def make_chats(folder: Path, viewers: int, messages: int) -> list[str]:
     """``viewers`` different generated chats of ``messages`` messages in ``folder``; names."""
     names = []
@@ -66,14 +96,16 @@ def make_chats(folder: Path, viewers: int, messages: int) -> list[str]:
     return names
 
 
-def _settled(pid: int, timeout_s: float, opened_at: float, still_s: float = 5.0) -> float:
+def _settled(pid: int, timeout_s: float, shown_at: float, still_s: float = 5.0) -> float:
     """The lowest RSS seen until it has not fallen for ``still_s`` seconds (or ``timeout_s``
     passed), waiting first for the session TTL to pass and for the work the viewers' pages
-    deferred (a chat's facts are picked :data:`FACTS_PREFETCH_DELAY_S` after its first showing,
-    at ``opened_at``): that work is part of what the viewers cost, and it must be over."""
+    deferred (a chat's facts are picked :data:`PREFETCH_DELAY_S` after its first showing; the
+    last page showed at ``shown_at``): that work is part of what the viewers cost, and it must
+    be over."""
     time.sleep(SESSION_TTL_S + 1.0)
-    time.sleep(max(0.0, opened_at + FACTS_PREFETCH_DELAY_S + 1.0 - time.monotonic()))
+    time.sleep(max(0.0, shown_at + PREFETCH_DELAY_S + 1.0 - time.monotonic()))
     deadline = time.monotonic() + timeout_s
+    _wait_until_quiet(pid, deadline)
     lowest = rss_mb(pid)
     since = time.monotonic()
     while time.monotonic() < deadline:
@@ -91,7 +123,9 @@ def _open_pages(browser: Browser, base_url: str, chats: list[str]) -> Iterator[N
     contexts = []
     try:
         for chat in chats:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            context = browser.new_context(
+                viewport={"width": 1400, "height": 900}, **CONTEXT_OPTIONS
+            )
             contexts.append(context)
             page = context.new_page()
             page.goto(f"{base_url}/?chat={chat}", wait_until="domcontentloaded")
@@ -118,16 +152,17 @@ def measure(
         # holding the warm-up chat already, idle was taken before the tokenizer ever loaded,
         # and the ~70 MB it keeps read as memory the viewers did not give back).
         "CTXLAB_CACHE_DIR": str(folder / "count-store"),
+        FACTS_PREFETCH_DELAY_ENV: str(PREFETCH_DELAY_S),
     }
     wait_s = SESSION_TTL_S + 60.0
     with serve_app_process(log_path, env) as (base_url, pid):
-        opened_at = time.monotonic()
+        shown_at = time.monotonic()
         for _ in _open_pages(browser, base_url, [WARM_UP_CHAT]):
-            pass
-        idle = _settled(pid, wait_s, opened_at)
+            shown_at = time.monotonic()
+        idle = _settled(pid, wait_s, shown_at)
         peak = 0.0
-        opened_at = time.monotonic()
         for _ in _open_pages(browser, base_url, chats):
             peak = rss_mb(pid)
-        left = _settled(pid, wait_s, opened_at)
+            shown_at = time.monotonic()
+        left = _settled(pid, wait_s, shown_at)
     return MemoryFigures(viewers, messages, idle, peak, left)

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from browser_support import (
+    CONTEXT_OPTIONS,
     EXCEPTION,
     combobox,
     metric_value,
@@ -101,7 +102,7 @@ def test_the_picked_conversation_holds_across_pages_and_in_the_link(
     go_to(page, "Compare")
     assert parse_qs(urlparse(page.url).query)["conv"] == ["rewind-1"]
     # The link, opened elsewhere, asks for the file and then opens conversation 2 of it.
-    other = browser.new_page()
+    other = browser.new_page(**CONTEXT_OPTIONS)
     try:
         open_app(other, streamlit_server, query=urlparse(page.url).query)
         expect(other.get_by_text("which a link cannot carry")).to_be_visible()
@@ -152,7 +153,7 @@ def test_a_first_request_to_a_page_url_runs_the_router_without_private_flags(
     """A fresh server whose very first request opens /Learn: the page list is the router's
     (no "app" entry of the legacy pages/ mode) and the shared sidebar is drawn."""
     with serve_app(tmp_path / "server.log") as base_url:
-        page = browser.new_page()
+        page = browser.new_page(**CONTEXT_OPTIONS)
         try:
             open_app(page, base_url, "/Learn")
             expect(page.locator(EXCEPTION)).to_have_count(0)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import (
+    CONTEXT_OPTIONS,
     COUNT_MESSAGES,
     EXCEPTION,
     open_app,
@@ -34,7 +35,7 @@ VIEWPORTS = {"narrow": (1280, 900), "projector": (1920, 1080)}
 @pytest.fixture(params=list(VIEWPORTS))
 def sized_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     width, height = VIEWPORTS[request.param]
-    context = browser.new_context(viewport={"width": width, "height": height})
+    context = browser.new_context(viewport={"width": width, "height": height}, **CONTEXT_OPTIONS)
     context.add_init_script(COUNT_MESSAGES)
     try:
         yield context.new_page()
@@ -123,7 +124,7 @@ def test_the_reports_short_cells_never_break_and_tables_stay_on_the_page(
     )
     path = tmp_path / "report.html"
     path.write_text(html, encoding="utf-8")
-    context = browser.new_context(viewport={"width": 900, "height": 900})
+    context = browser.new_context(viewport={"width": 900, "height": 900}, **CONTEXT_OPTIONS)
     try:
         page = context.new_page()
         page.goto(path.as_uri())

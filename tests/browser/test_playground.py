@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import (
+    CONTEXT_OPTIONS,
     COUNT_MESSAGES,
     EXCEPTION,
     combobox,
@@ -108,7 +109,7 @@ def test_each_page_renders_and_a_screenshot_of_it_can_be_taken(
 ) -> None:
     # The README's pictures in docs/ are written by scripts/docs_screenshots.py, never by a
     # test (a test run leaves the checkout clean); this takes the same picture into tmp_path.
-    context = browser.new_context(viewport=SCREENSHOT_VIEWPORT)  # type: ignore[arg-type]
+    context = browser.new_context(viewport=SCREENSHOT_VIEWPORT, **CONTEXT_OPTIONS)  # type: ignore[arg-type]
     context.add_init_script(COUNT_MESSAGES)
     page = context.new_page()
     try:
