@@ -301,9 +301,13 @@ def test_a_run_of_a_million_spaces_is_counted_where_tiktoken_panics() -> None:
         assert count_tokens(encoding, " " * n) == len(encoding.encode_ordinary(" " * n))
 
 
-def test_counting_a_sample_chat_takes_the_linear_tokenizer_and_never_builds_tiktoken() -> None:
+def test_counting_a_sample_chat_takes_the_linear_tokenizer_and_never_builds_tiktoken(
+    empty_count_store: Path,
+) -> None:
     # The default exact counter counts with bpe-openai; tiktoken's encoding (the slower start)
-    # is built only when someone asks for it.
+    # is built only when someone asks for it. The store is empty: with the run's shared store
+    # already holding this chat's counts (an earlier test counted it), nothing is tokenized and
+    # bpe-openai never loads.
     script = (
         "import sys\n"
         "from ctxlab import load_chat\n"

@@ -208,9 +208,22 @@ def _kind(annotation: Any) -> str:
     raise TypeError(f"unsupported parameter type {annotation!r}")
 
 
+_HINTS: dict[type[Any], Mapping[str, Any]] = {}
+
+
+def _type_hints(cls: type[Any]) -> Mapping[str, Any]:
+    """``typing.get_type_hints(cls)``, once per class: with postponed annotations it compiles
+    and evaluates every field's annotation text on each call, and sweeps, Tune and replay ask
+    for a strategy's parameters thousands of times."""
+    hints = _HINTS.get(cls)
+    if hints is None:  # two threads may both compute it: the same value, either one kept
+        hints = _HINTS[cls] = types.MappingProxyType(typing.get_type_hints(cls))
+    return hints
+
+
 def parameters(cls: type[Any], prefix: tuple[str, ...] = ()) -> list[ParamInfo]:
     """The tunable parameters of a strategy class, nested option dataclasses flattened."""
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     out: list[ParamInfo] = []
     for f in dataclasses.fields(cls):
         annotation = hints[f.name]
@@ -308,7 +321,7 @@ def build_strategy(name: str, params: Mapping[str, Any] | None = None) -> Strate
 def _construct(
     cls: type[Any], values: Mapping[tuple[str, ...], Any], prefix: tuple[str, ...]
 ) -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         path = (*prefix, f.name)
@@ -330,7 +343,7 @@ def with_params(strategy: Strategy, changes: Mapping[str, Any]) -> Strategy:
     current = {info.name: _get_path(strategy, info.path) for info in parameters(type(strategy))}
     current.update(changes)
     built = build_strategy(strategy.name, current)
-    hints = typing.get_type_hints(type(strategy))
+    hints = _type_hints(type(strategy))
     given = {
         f.name: getattr(strategy, f.name)
         for f in dataclasses.fields(strategy)  # type: ignore[arg-type]
