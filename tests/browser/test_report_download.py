@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from browser_support import COUNT_MESSAGES, EXCEPTION, open_app
+from browser_support import CONTEXT_OPTIONS, COUNT_MESSAGES, EXCEPTION, open_app
 from playwright.sync_api import Browser, Page, expect
 
 HOSTILE = Path(__file__).resolve().parents[2] / "sample_chats" / "hostile_content.json"
@@ -24,7 +24,7 @@ def test_downloaded_report_opens_offline_with_inert_chat_text(
     info.value.save_as(target)
     assert target.stat().st_size > 1_000_000  # plotly.js is inside
 
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, **CONTEXT_OPTIONS)
 
     context.add_init_script(COUNT_MESSAGES)
     try:

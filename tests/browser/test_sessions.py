@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from browser_support import (
+    CONTEXT_OPTIONS,
     COUNT_MESSAGES,
     EXCEPTION,
     choose,
@@ -46,9 +47,9 @@ def _caption(page: Page) -> str:
 def test_two_sessions_at_once_see_only_their_own_chat_key_and_results(
     streamlit_server: str, browser: Browser
 ) -> None:
-    a_context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    a_context = browser.new_context(viewport={"width": 1600, "height": 1000}, **CONTEXT_OPTIONS)
     a_context.add_init_script(COUNT_MESSAGES)
-    b_context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    b_context = browser.new_context(viewport={"width": 1600, "height": 1000}, **CONTEXT_OPTIONS)
     b_context.add_init_script(COUNT_MESSAGES)
     try:
         a, b = a_context.new_page(), b_context.new_page()
