@@ -626,3 +626,29 @@ def test_a_ctrl_c_raised_after_a_committed_write_does_not_write_it_twice() -> No
         committer.flush()
     committer.flush()  # what run_corpus's finally does
     assert store.written == ["source-a", "source-b"]
+
+
+def test_a_ctrl_c_between_receiving_and_counting_an_outcome_leaves_the_count_whole(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The signal lands, on purpose, after the first outcome went to the committer and before
+    the ledger counted it: the summary must count every source the run committed (it said 1
+    for 2 written when a Ctrl-C hit there, seen in CI under load)."""
+    import signal
+
+    from ctxlab.corpus import run as run_module
+
+    count = run_module._Ledger.count
+    sent: list[bool] = []
+
+    def interrupted_count(self: Any, outcome: Any) -> None:
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+        count(self, outcome)
+
+    monkeypatch.setattr(run_module._Ledger, "count", interrupted_count)
+    db = tmp_path / "r.duckdb"
+    summary = run_corpus(corpus, GRID, db, backend="inline")
+    assert sent and summary.interrupted
+    assert summary.evaluated == len({r[0] for r in _dump(db)["sources"]}) == 1
