@@ -421,24 +421,24 @@ def retention_of(counted: CountedChat, result: TrimResult, facts: Sequence[Fact]
     beside the result (shared, like the result, by every session on the chat): a rerun of
     Compare for any widget checked every configuration's facts again (a tenth of a rerun's CPU
     on a sample chat), though a configuration that did not change keeps its result object."""
-    memo: dict[int, tuple[TrimResult, Sequence[Fact], FactRetention]] = counted.derived(
-        "cmp.retention", _empty_retention
+    kept = counted.derived("cmp.retention", _retentions)
+    # Keyed by identity: each entry holds its result and facts, so while it is kept no other
+    # object can take their ids.
+    held = kept.get_or_build(
+        (id(result), id(facts)),
+        lambda: (
+            result,
+            facts,
+            insights_view.retention_of(counted.messages, result.messages, facts),
+        ),
     )
-    held = memo.get(id(result))
-    # the entry holds the result and the facts: their ids are their own
-    if held is not None and held[0] is result and held[1] is facts:
-        return held[2]
-    if len(memo) >= 4 * MAX_CONFIGS:
-        memo.clear()
-    retention = insights_view.retention_of(counted.messages, result.messages, facts)
-    memo[id(result)] = (result, facts, retention)
-    return retention
+    return held[2]
 
 
-def _empty_retention(
+def _retentions(
     _: CountedChat,
-) -> dict[int, tuple[TrimResult, Sequence[Fact], FactRetention]]:
-    return {}
+) -> BoundedCache[tuple[int, int], tuple[TrimResult, Sequence[Fact], FactRetention]]:
+    return BoundedCache(max_entries=4 * MAX_CONFIGS)
 
 
 _TO_ORDER = np.array([binned_map.ORDER.index(d) for d in figures.DECISIONS], dtype=np.int8)
